@@ -1,0 +1,3 @@
+"""attention-grader: grades multi-head attention exercises in PyTorch."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,113 @@
+"""The local backend: the worker as a subprocess with rlimits. NOT a security boundary.
+
+It keeps a runaway submission from taking the machine down (CPU, memory, file size, process
+count, a wall clock that kills the whole process group) and hides the host's environment, but
+the candidate's code runs as your user and can read whatever you can. Use it for your own
+code, for tests, and where no Docker engine runs; grade untrusted code with `--backend docker`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from grader.backends.base import Limits, WorkerJob, WorkerRun
+from grader.paths import WORKER_FILE
+
+
+def own_process_count() -> int:
+    uid = os.getuid()
+    count = 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                count += os.stat(f"/proc/{entry}").st_uid == uid
+            except OSError:
+                continue
+    return count
+
+
+def limit_resources(pid: int, limits: Limits, processes: int) -> None:
+    """Rlimits for the worker, inherited by every process it starts. Set right after spawn:
+    the worker imports torch before it runs any candidate code."""
+    mb = 1 << 20
+    for kind, value in (
+        (resource.RLIMIT_CPU, limits.cpu_seconds),
+        (resource.RLIMIT_AS, limits.memory_mb * mb),
+        (resource.RLIMIT_FSIZE, limits.file_size_mb * mb),
+        (resource.RLIMIT_NPROC, processes),
+        (resource.RLIMIT_CORE, 0),
+    ):
+        resource.prlimit(pid, kind, (value, value))
+
+
+def read_capped(path: Path, limit: int) -> str:
+    with path.open("rb") as handle:
+        data = handle.read(limit + 1)
+    text = data[:limit].decode("utf-8", errors="replace")
+    return text + ("\n[... truncated]" if len(data) > limit else "")
+
+
+class LocalBackend:
+    """Runs the worker with this interpreter, in a new process group, with rlimits."""
+
+    name = "local"
+
+    def describe(self) -> dict[str, str]:
+        import torch
+
+        return {"backend": self.name, "torch": torch.__version__, "isolation": "none (rlimits)"}
+
+    def run(self, job: WorkerJob) -> WorkerRun:
+        limits = job.limits
+        home = tempfile.mkdtemp(prefix="grader-home-")
+        env = {
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "HOME": home,
+            "TMPDIR": home,
+            "LANG": "C.UTF-8",
+            "OMP_NUM_THREADS": "1",
+            "MKL_NUM_THREADS": "1",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONHASHSEED": "0",
+        }
+        command = [
+            sys.executable, "-I", str(WORKER_FILE), "--job", str(job.job_dir),
+            "--submission", str(job.submission_dir), "--out", str(job.out_dir),
+        ]
+        processes = own_process_count() + limits.pids
+        job.out_dir.mkdir(parents=True, exist_ok=True)
+        stdout_path, stderr_path = Path(home) / "stdout", Path(home) / "stderr"
+        start = time.monotonic()
+        with stdout_path.open("wb") as out, stderr_path.open("wb") as err:
+            proc = subprocess.Popen(
+                command, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env,
+                cwd=job.submission_dir, start_new_session=True,
+            )
+            timed_out = False
+            try:
+                limit_resources(proc.pid, limits, processes)
+                proc.wait(timeout=limits.wall_seconds)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+            finally:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        run = WorkerRun(
+            exit_code=proc.returncode,
+            timed_out=timed_out,
+            wall_seconds=time.monotonic() - start,
+            stdout=read_capped(stdout_path, limits.log_bytes),
+            stderr=read_capped(stderr_path, limits.log_bytes),
+        )
+        shutil.rmtree(home, ignore_errors=True)
+        return run

@@ -1,0 +1,129 @@
+"""Checks on training behaviour: dropout in train and eval mode, and gradients."""
+
+from __future__ import annotations
+
+import torch
+
+from grader.checks.base import Check, ConfigParams, Context, Failure, NoParams, Verdict, register
+from grader.checks.values import passed
+from grader.diagnose import locate
+from grader.plan import Plan
+from grader.report import CheckStatus
+
+
+class DropoutParams(NoParams):
+    config: str
+    argument: str = "dropout"
+    attributes: list[str] = []
+
+
+@register("dropout")
+class Dropout(Check):
+    """Eval mode is deterministic and exact with dropout > 0; train mode is random; the
+    dropout sits on the attention weights (with p = 1 the output is what the reference gives)."""
+
+    params_model = DropoutParams
+
+    def prepare(self, plan: Plan) -> None:
+        config = self.problem.config(self.params.config)
+        assert config.init is not None and config.init[self.params.argument] > 0
+        self.eval = plan.call_probe(config, seeds=[1, 2], inspect=self.params.attributes)
+        self.train = plan.call_probe(config, mode="train", seeds=[1, 2])
+        full = {**config.init, self.params.argument: 1.0}
+        self.full = plan.call_probe(
+            config, mode="train", seeds=[3], init=full, args=plan.args(config)
+        )
+        self.p = float(config.init[self.params.argument])
+
+    def judge(self, ctx: Context) -> Verdict:
+        first, second = ctx.output(self.eval, 0), ctx.output(self.eval, 1)
+        if not torch.equal(first, second):
+            return Verdict(
+                CheckStatus.failed,
+                "eval mode is not deterministic: dropout is active "
+                "in eval mode (use nn.Dropout or F.dropout(..., training=self.training))",
+            )
+        want = ctx.reference(self.eval).output(0, 0)
+        assert want is not None
+        if first.shape != want.shape or not torch.allclose(first, want, atol=1e-5, rtol=1e-4):
+            return Verdict(
+                CheckStatus.failed,
+                "eval-mode output with dropout > 0 differs from the "
+                "reference: dropout must be the identity in eval mode",
+            )
+        if torch.equal(ctx.output(self.train, 0), ctx.output(self.train, 1)):
+            return Verdict(
+                CheckStatus.failed,
+                f"train mode with dropout={self.p} gave the same "
+                "output twice: dropout is never applied",
+            )
+        got_full = ctx.output(self.full, 0)
+        want_full = ctx.reference(self.full).output(0, 0)
+        assert want_full is not None
+        if got_full.shape != want_full.shape or not torch.allclose(
+            got_full, want_full, atol=1e-5, rtol=1e-4, equal_nan=True
+        ):
+            return Verdict(
+                CheckStatus.failed,
+                "with dropout=1.0 in train mode the output differs "
+                "from the reference's: dropout must apply to the attention weights "
+                "after the softmax",
+            )
+        inspect = ctx.result(self.eval).data.inspect
+        for name in self.params.attributes:
+            value = inspect.attrs.get(name) if inspect else None
+            p = value.get("p") if isinstance(value, dict) else None
+            if p is None or abs(p - self.p) > 1e-12:
+                return Verdict(
+                    CheckStatus.failed,
+                    f"attribute {name} should be nn.Dropout({self.p}), found {value}",
+                )
+        return passed(f"deterministic in eval, random in train (p={self.p})")
+
+
+class GradientParams(ConfigParams):
+    atol: float = 1e-4
+    rtol: float = 1e-3
+
+
+@register("gradients")
+class Gradients(Check):
+    """Gradients reach the input and every parameter, and match the reference's."""
+
+    params_model = GradientParams
+
+    def prepare(self, plan: Plan) -> None:
+        self.probes = {c.id: plan.call_probe(c, backward=True) for c in self.configs()}
+
+    def judge(self, ctx: Context) -> Verdict:
+        for config_id, probe in self.probes.items():
+            result = ctx.result(probe)
+            reference = ctx.reference(probe)
+            for name in reference.data.calls[0].grads:
+                label = "the input" if name.startswith("arg") else name.removeprefix("param:")
+                want = reference.grad(0, name)
+                got = result.grad(0, name) if name in result.data.calls[0].grads else None
+                if want is None:
+                    continue
+                if got is None:
+                    return Verdict(
+                        CheckStatus.failed,
+                        f"config {config_id}: no gradient reaches "
+                        f"{label} (detached, or not used in forward)",
+                    )
+                if got.shape != want.shape or not torch.allclose(
+                    got.double(), want.double(), atol=self.params.atol, rtol=self.params.rtol
+                ):
+                    if got.shape != want.shape:
+                        raise Failure(
+                            f"config {config_id}: gradient of {label} has shape "
+                            f"{tuple(got.shape)}, expected {tuple(want.shape)}"
+                        )
+                    diff = (got.double() - want.double()).abs()
+                    return Verdict(
+                        CheckStatus.failed,
+                        f"config {config_id}: gradient of {label} "
+                        f"differs from the reference by {float(diff.max()):.3g} at "
+                        f"{locate(diff, None)}",
+                    )
+        return passed("input and parameter gradients match")

@@ -1,0 +1,273 @@
+"""Checks on returned values: shapes, closeness to the reference, contiguity, causality."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from grader import diagnose
+from grader.checks.base import Check, ConfigParams, Context, Failure, Verdict, register
+from grader.plan import Dtype, Plan
+from grader.report import CheckStatus, Diagnosis
+from grader.spec import Config
+
+
+def passed(message: str = "") -> Verdict:
+    return Verdict(CheckStatus.passed, message)
+
+
+def shape_text(shape: list[int] | torch.Size) -> str:
+    return "(" + ", ".join(str(s) for s in shape) + ")"
+
+
+class PerConfig(Check):
+    """A check that asks one eval-mode call per config and compares each with the reference."""
+
+    params_model = ConfigParams
+
+    def prepare(self, plan: Plan) -> None:
+        self.probes = {c.id: plan.call_probe(c, dtype=self.dtype()) for c in self.configs()}
+
+    def dtype(self) -> Dtype:
+        return getattr(self.params, "dtype", "float32")  # type: ignore[no-any-return]
+
+    def judge(self, ctx: Context) -> Verdict:
+        problems = []
+        diagnosis = None
+        for config in self.configs():
+            try:
+                found = self.compare(ctx, config, self.probes[config.id])
+            except Failure as failure:
+                failure.message = f"config {config.id}: {failure.message}"
+                raise
+            if found is not None:
+                message, diagnosis_here = found
+                problems.append(f"config {config.id} ({describe(config)}): {message}")
+                diagnosis = diagnosis or diagnosis_here
+        if problems:
+            return Verdict(CheckStatus.failed, "\n".join(problems), diagnosis)
+        return passed(f"{len(self.configs())} configs agree")
+
+    def compare(
+        self, ctx: Context, config: Config, probe: str
+    ) -> tuple[str, Diagnosis | None] | None:
+        raise NotImplementedError
+
+
+def describe(config: Config) -> str:
+    parts = [f"{k}={v}" for k, v in (config.init or {}).items()]
+    for arg in config.args:
+        shape = getattr(arg, "shape", None)
+        parts.append(f"input {shape_text(shape)}" if shape else repr(arg))
+    return ", ".join(parts)
+
+
+@register("output_shape")
+class OutputShape(PerConfig):
+    """Every output has exactly the reference's shape and dtype (no broadcasting)."""
+
+    def compare(
+        self, ctx: Context, config: Config, probe: str
+    ) -> tuple[str, Diagnosis | None] | None:
+        got = ctx.result(probe).data.calls[0].outputs
+        want = ctx.reference(probe).data.calls[0].outputs
+        if len(got) != len(want):
+            return f"returned {len(got)} outputs, expected {len(want)}", None
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            label = f"output {i}" if len(want) > 1 else "output"
+            if g.kind != "tensor" or w.kind != "tensor":
+                return f"{label} is a {getattr(g, 'type', 'tensor')}, expected a tensor", None
+            if g.shape != w.shape:
+                return f"{label} shape {shape_text(g.shape)}, expected {shape_text(w.shape)}", None
+            if g.dtype != w.dtype:
+                return f"{label} dtype {g.dtype}, expected {w.dtype}", None
+        return None
+
+
+class AllCloseParams(ConfigParams):
+    dtype: Dtype = "float32"
+    exact: bool = False
+    outputs: list[int] | None = None
+
+
+@register("allclose")
+class AllClose(PerConfig):
+    """Values match the reference within the problem's tolerance; a miss is diagnosed."""
+
+    params_model = AllCloseParams
+
+    def tolerance(self) -> tuple[float, float]:
+        if self.params.exact:
+            return 0.0, 0.0
+        tol = self.problem.tolerance[self.params.dtype]
+        return tol.atol, tol.rtol
+
+    def compare(
+        self, ctx: Context, config: Config, probe: str
+    ) -> tuple[str, Diagnosis | None] | None:
+        atol, rtol = self.tolerance()
+        want_outputs = ctx.reference(probe).data.calls[0].outputs
+        indices = self.params.outputs or list(range(len(want_outputs)))
+        got_all: list[torch.Tensor | None] = []
+        for i in indices:
+            got = ctx.output(probe, 0, i)
+            want = ctx.reference(probe).output(0, i)
+            assert want is not None
+            got_all.append(got)
+            if got.shape != want.shape:
+                return (
+                    f"output shape {shape_text(got.shape)}, expected {shape_text(want.shape)}",
+                    None,
+                )
+            if got.dtype != want.dtype:
+                return f"output dtype {str(got.dtype)[6:]}, expected {str(want.dtype)[6:]}", None
+            if not torch.allclose(got, want, atol=atol, rtol=rtol):
+                load = ctx.result(probe).data.load
+                if load is not None and not load.ok:
+                    return f"weights could not be loaded by name: {load.summary()}", None
+                return self.explain(ctx, config, probe, got_all, got, want, i, atol, rtol)
+        return None
+
+    def explain(
+        self,
+        ctx: Context,
+        config: Config,
+        probe: str,
+        got_all: list[torch.Tensor | None],
+        got: torch.Tensor,
+        want: torch.Tensor,
+        index: int,
+        atol: float,
+        rtol: float,
+    ) -> tuple[str, Diagnosis]:
+        diff = (got.double() - want.double()).abs()
+        max_error = float(diff.nan_to_num(nan=float("inf")).max())
+        head_dim = diagnosis_params(ctx, config).get("head_dim")
+        where = diagnose.locate(diff, head_dim)
+        match = identify(ctx, config, probe, got_all, max(atol, 1e-5), max(rtol, 1e-4))
+        label = (
+            f"output {index}" if len(ctx.reference(probe).data.calls[0].outputs) > 1 else "output"
+        )
+        message = f"{label} differs from the reference: max error {max_error:.3g} at {where}"
+        if match is not None:
+            message += f". It matches a known mistake: {match.description}"
+        result = Diagnosis(
+            mistake=match.mistake if match else None,
+            description=match.description if match else None,
+            config=config.id,
+            max_error=max_error,
+            where=where,
+        )
+        return message, result
+
+
+def diagnosis_params(ctx: Context, config: Config) -> dict[str, Any]:
+    """The spec's diagnosis params with `heads_from` resolved against the config."""
+    if ctx.spec.diagnosis is None:
+        return {}
+    params = dict(ctx.spec.diagnosis.params)
+    source = params.pop("heads_from", None)
+    if source is not None:
+        where, _, key = source.partition(".")
+        init = config.init if where == "init" else getattr(config.args[int(where[3:])], "init", {})
+        params["heads"] = int((init or {})[key])
+    params.setdefault("function", config.symbol or ctx.spec.symbol)
+    width = next((a.shape[-1] for a in config.args if hasattr(a, "shape")), None)
+    if "heads" in params and width is not None:
+        params["head_dim"] = width // params["heads"]
+    return params
+
+
+def probe_inputs(
+    plan: Plan, probe: dict[str, Any]
+) -> tuple[dict[str, torch.Tensor], list[Any], dict[str, Any]]:
+    """The weights, arguments and keyword arguments of a probe's first call, as host tensors."""
+    weights = {name: plan.tensors[key] for name, key in (probe.get("weights") or {}).items()}
+
+    def value(arg: dict[str, Any]) -> Any:
+        if "tensor" in arg:
+            return plan.tensors[arg["tensor"]]
+        if "stub" in arg:
+            for layer, keys in arg["stub"]["linears"].items():
+                weights.update({f"{layer}.{kind}": plan.tensors[k] for kind, k in keys.items()})
+            return None
+        return arg.get("value")
+
+    call = probe["calls"][0]
+    args = [value(a) for a in call["args"]]
+    kwargs = {k: value(v) for k, v in call.get("kwargs", {}).items()}
+    dtype = next((a.dtype for a in args if isinstance(a, torch.Tensor)), torch.float32)
+    weights = {k: v.to(dtype) for k, v in weights.items()}
+    return weights, args, kwargs
+
+
+def identify(
+    ctx: Context,
+    config: Config,
+    probe: str,
+    got: list[torch.Tensor | None],
+    atol: float,
+    rtol: float,
+) -> diagnose.Match | None:
+    spec = ctx.spec.diagnosis
+    if spec is None:
+        return None
+    weights, args, kwargs = probe_inputs(ctx.plan, ctx.plan.probes[probe])
+    params = diagnosis_params(ctx, config)
+    return diagnose.identify(
+        spec.form, spec.mistakes, weights, args, kwargs, params, got, atol, rtol
+    )
+
+
+@register("contiguous")
+class Contiguous(PerConfig):
+    """Every returned tensor is contiguous."""
+
+    def compare(
+        self, ctx: Context, config: Config, probe: str
+    ) -> tuple[str, Diagnosis | None] | None:
+        for i, out in enumerate(ctx.result(probe).data.calls[0].outputs):
+            if out.kind == "tensor" and not out.contiguous:
+                return f"output {i} is not contiguous (call .contiguous() or use reshape)", None
+        return None
+
+
+class CausalityParams(ConfigParams):
+    tolerance: float = 1e-6
+    arg: int = 0
+
+
+@register("causality")
+class Causality(Check):
+    """Perturbing tokens after position t leaves every output at positions <= t unchanged."""
+
+    params_model = CausalityParams
+
+    def prepare(self, plan: Plan) -> None:
+        self.probes: dict[str, tuple[str, int]] = {}
+        for config in self.configs():
+            args = plan.args(config)
+            position = self.params.arg
+            x = plan.tensors[args[position]["tensor"]]
+            cut = max(0, x.shape[1] // 2 - 1)
+            noise = plan.tensor(f"noise/{config.id}", list(x.shape), 3.0)
+            perturbed = x.clone()
+            perturbed[:, cut + 1 :] += plan.tensors[noise][:, cut + 1 :]
+            changed = list(args)
+            changed[position] = {**args[position], "tensor": plan.put(f"future/{config.id}", perturbed)}
+            self.probes[config.id] = (plan.call_probe(config, args=args, more_args=[changed]), cut)
+
+    def judge(self, ctx: Context) -> Verdict:
+        for config_id, (probe, cut) in self.probes.items():
+            before = ctx.output(probe, 0)[:, : cut + 1]
+            after = ctx.output(probe, 1)[:, : cut + 1]
+            change = float((before - after).abs().max())
+            if change > self.params.tolerance:
+                where = diagnose.locate((before - after).abs(), None)
+                return Verdict(
+                    CheckStatus.failed,
+                    f"config {config_id}: changing tokens after position {cut} changed the output "
+                    f"at or before it by {change:.3g} ({where}): tokens attend to the future",
+                )
+        return passed("no token sees the future")

@@ -1,0 +1,193 @@
+"""Grading submissions: stage, run the worker through a backend, judge on the host, report."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+import traceback
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from grader import __version__
+from grader.backends.base import Backend, Limits, WorkerJob, WorkerRun
+from grader.catalog import Catalog, Problem
+from grader.checks.base import read_sources
+from grader.judge import judge_problem
+from grader.prepare import Prepared, prepare, write_inputs
+from grader.report import ProblemReport, ProblemStatus, RunInfo, SubmissionReport
+from grader.results import InvalidOutput, ProblemExit, read_problem, read_worker_report
+from grader.staging import stage_submission
+
+STARTUP_SECONDS = 60.0
+
+
+def find_submissions(path: Path, catalog: Catalog) -> list[Path]:
+    """A single submission (it holds an entry file) or a folder of them, one per sub-folder."""
+    entries = {p.spec.entry for p in catalog.problems.values()}
+    if any((path / entry).is_file() for entry in entries):
+        return [path]
+    return sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def batch_limits(problems: list[Problem], overrides: dict[str, Any]) -> Limits:
+    """One worker's limits: the largest any problem asks for, the sum of their wall clocks."""
+    specs = [p.spec.limits for p in problems]
+    merged = {
+        field: max(getattr(s, field) for s in specs)
+        for field in Limits.model_fields
+        if field != "wall_seconds"
+    }
+    merged.update({k: v for k, v in overrides.items() if v is not None})
+    per_problem = merged["problem_seconds"]
+    merged["wall_seconds"] = overrides.get("wall_seconds") or (
+        STARTUP_SECONDS + per_problem * len(problems)
+    )
+    return Limits(**merged)
+
+
+class Grader:
+    """Grades submissions against a set of problems; plans and references are built once."""
+
+    def __init__(
+        self,
+        catalog: Catalog,
+        problems: list[Problem],
+        backend: Backend,
+        seed: int,
+        limit_overrides: dict[str, Any] | None = None,
+    ) -> None:
+        self.problems = problems
+        self.backend = backend
+        self.seed = seed
+        self.overrides = limit_overrides or {}
+        self.workdir = Path(tempfile.mkdtemp(prefix="grader-"))
+        self.prepared: dict[str, Prepared] = prepare(catalog, problems, seed)
+        self.inputs = self.workdir / "inputs.safetensors"
+        write_inputs(self.prepared, self.inputs)
+        self.environment = backend.describe()
+
+    def close(self) -> None:
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def grade(self, submission: Path, name: str | None = None) -> SubmissionReport:
+        """Grade one submission; any failure of ours becomes a grader_error report."""
+        started = datetime.now(UTC)
+        clock = time.monotonic()
+        name = name or submission.resolve().name
+        scratch = self.workdir / uuid.uuid4().hex
+        try:
+            problems, content_hash, message = self._grade(submission, scratch)
+        except Exception as exc:  # our fault: reported, never the candidate's zero
+            detail = "".join(traceback.format_exception(exc, limit=6))
+            problems = [self.fault(p, f"grader error: {exc!r}\n{detail}") for p in self.problems]
+            content_hash, message = "", f"grader error: {exc!r}"
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        return SubmissionReport(
+            submission=name,
+            total=sum(p.score for p in problems),
+            max_total=sum(p.max_score for p in problems),
+            problems=problems,
+            content_hash=content_hash,
+            message=message,
+            run=RunInfo(
+                grader_version=__version__,
+                seed=self.seed,
+                backend=self.environment.get("backend", self.backend.name),
+                environment=self.environment,
+                started_at=started,
+                seconds=round(time.monotonic() - clock, 3),
+            ),
+        )
+
+    def _grade(self, submission: Path, scratch: Path) -> tuple[list[ProblemReport], str, str]:
+        staged = stage_submission(submission, scratch / "submission")
+        attempted = [p for p in self.problems if (staged.path / p.spec.entry).is_file()]
+        reports: dict[str, ProblemReport] = {}
+        run = None
+        if attempted:
+            run = self.run_worker(attempted, staged.path, scratch)
+            sources = read_sources(staged.path)
+            reports = self.judge(attempted, run, scratch / "out", sources)
+        problems = [
+            reports.get(p.spec.id) or self.not_attempted(p) for p in self.problems
+        ]
+        notes = list(staged.notes)
+        if run is not None and run.oom_killed:
+            notes.append("the worker ran out of memory")
+        return problems, staged.content_hash, "; ".join(notes)
+
+    def run_worker(self, attempted: list[Problem], staged: Path, scratch: Path) -> WorkerRun:
+        job_dir = scratch / "job"
+        job_dir.mkdir(parents=True)
+        job = {"version": 1, "problems": [self.prepared[p.spec.id].plan.job() for p in attempted]}
+        (job_dir / "job.json").write_text(json.dumps(job))
+        try:
+            os.link(self.inputs, job_dir / "inputs.safetensors")
+        except OSError:
+            shutil.copyfile(self.inputs, job_dir / "inputs.safetensors")
+        limits = batch_limits(attempted, self.overrides)
+        return self.backend.run(WorkerJob(staged, job_dir, scratch / "out", limits))
+
+    def judge(
+        self, attempted: list[Problem], run: WorkerRun, out: Path, sources: dict[str, str]
+    ) -> dict[str, ProblemReport]:
+        if run.fault is not None:
+            return {p.spec.id: self.fault(p, f"sandbox failure: {run.fault}") for p in attempted}
+        try:
+            worker = read_worker_report(out)
+        except InvalidOutput:
+            worker = None
+        started = any((out / p.spec.id / "stdout.txt").exists() for p in attempted)
+        if worker is None and not started and not run.timed_out:
+            tail = run.stderr.strip()[-1500:]
+            message = f"the worker failed before running any candidate code (exit {run.exit_code})"
+            return {p.spec.id: self.fault(p, f"{message}:\n{tail}") for p in attempted}
+        reports = {}
+        for problem in attempted:
+            prepared = self.prepared[problem.spec.id]
+            exit = worker.problems.get(problem.spec.id) if worker else None
+            if exit is None and run.timed_out:
+                exit = ProblemExit(exit_code=None, signal=None, timed_out=True, seconds=0.0)
+            problem_run = read_problem(out, problem.spec.id, list(prepared.plan.probes), exit)
+            reports[problem.spec.id] = judge_problem(prepared, problem_run, sources)
+        return reports
+
+    def grade_many(
+        self,
+        submissions: list[Path],
+        jobs: int,
+        on_done: Callable[[SubmissionReport], None] | None = None,
+    ) -> list[SubmissionReport]:
+        """Grade submissions `jobs` at a time; results come back in the input order."""
+        results: dict[Path, SubmissionReport] = {}
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            futures = {pool.submit(self.grade, s): s for s in submissions}
+            for future in as_completed(futures):
+                report = future.result()
+                results[futures[future]] = report
+                if on_done is not None:
+                    on_done(report)
+        return [results[s] for s in submissions]
+
+    def not_attempted(self, problem: Problem) -> ProblemReport:
+        return ProblemReport(
+            problem=problem.spec.id, title=problem.spec.title,
+            status=ProblemStatus.not_attempted, score=0, max_score=problem.spec.max_score,
+            message=f"no {problem.spec.entry} in the submission",
+        )
+
+    def fault(self, problem: Problem, message: str) -> ProblemReport:
+        return ProblemReport(
+            problem=problem.spec.id, title=problem.spec.title,
+            status=ProblemStatus.grader_error, score=0, max_score=problem.spec.max_score,
+            message=message,
+        )
+

@@ -1,0 +1,88 @@
+"""Judging one problem of one submission: every check's verdict, the score and the status."""
+
+from __future__ import annotations
+
+import traceback
+
+from grader.checks import Context, Failure, Verdict
+from grader.prepare import Prepared
+from grader.report import CheckReport, CheckStatus, ProblemReport, ProblemStatus
+from grader.results import ProblemRun
+
+
+def judge_problem(prepared: Prepared, run: ProblemRun, sources: dict[str, str]) -> ProblemReport:
+    spec = prepared.problem.spec
+    base = {"problem": spec.id, "title": spec.title, "max_score": spec.max_score}
+    logs = {"stdout": run.stdout, "stderr": run.stderr}
+    seconds = run.exit.seconds if run.exit else None
+    if run.import_error is not None:
+        message = f"importing {spec.entry} raised {run.import_error.summary()}"
+        return ProblemReport(
+            **base, status=ProblemStatus.import_error, score=0, message=message,
+            checks=[zero(prepared, i, CheckStatus.error, message) for i in range(len(prepared.checks))],
+            seconds=seconds, **logs,
+        )
+    ctx = Context(spec, prepared.plan, run, prepared.reference, sources)
+    checks = []
+    fault = None
+    for index, check in enumerate(prepared.checks):
+        try:
+            verdict = check.judge(ctx)
+        except Failure as failure:
+            verdict = Verdict(failure.status, failure.message)
+        except Exception as exc:  # a bug in a check is the grader's fault
+            fault = f"check {check.spec.name!r} failed: {exc!r}\n{traceback.format_exc(limit=4)}"
+            verdict = Verdict(CheckStatus.skipped, "not judged: the grader failed on this check")
+        points = check.spec.points if verdict.status is CheckStatus.passed else 0.0
+        checks.append(
+            CheckReport(
+                name=check.spec.name, check=check.spec.check, status=verdict.status,
+                points=points, max_points=check.spec.points,
+                visibility=check.spec.visibility, message=verdict.message,
+                diagnosis=verdict.diagnosis,
+            )
+        )
+    status, message = problem_status(prepared, run, checks)
+    if fault is not None:
+        status, message = ProblemStatus.grader_error, fault
+    score = 0.0 if status in (ProblemStatus.forbidden_api, ProblemStatus.grader_error) else sum(
+        c.points for c in checks
+    )
+    return ProblemReport(
+        **base, status=status, score=score, checks=checks, message=message, seconds=seconds,
+        **logs,
+    )
+
+
+def problem_status(
+    prepared: Prepared, run: ProblemRun, checks: list[CheckReport]
+) -> tuple[ProblemStatus, str]:
+    spec = prepared.problem.spec
+    exit = run.exit
+    if spec.forbidden_zeroes_problem and any(
+        c.check == "forbidden_api" and c.status is CheckStatus.failed for c in checks
+    ):
+        return ProblemStatus.forbidden_api, "a forbidden API is used: the problem scores 0"
+    if exit is not None and exit.timed_out:
+        return ProblemStatus.timeout, (
+            f"stopped after {spec.limits.problem_seconds:g} s; checks that finished count"
+        )
+    if exit is None or exit.signal is not None or exit.exit_code not in (0, None):
+        how = "the worker stopped before this problem finished"
+        if exit is not None and exit.signal is not None:
+            how = f"killed by signal {exit.signal}"
+        elif exit is not None:
+            how = f"exited with code {exit.exit_code}"
+        return ProblemStatus.crashed, f"the candidate's process {how}; checks that finished count"
+    missing = [c for c in checks if c.status is CheckStatus.error and "ended without" in c.message]
+    if missing:
+        return ProblemStatus.crashed, "the candidate's process ended early (e.g. os._exit)"
+    return ProblemStatus.graded, ""
+
+
+def zero(prepared: Prepared, index: int, status: CheckStatus, message: str) -> CheckReport:
+    spec = prepared.checks[index].spec
+    return CheckReport(
+        name=spec.name, check=spec.check, status=status, points=0, max_points=spec.points,
+        visibility=spec.visibility, message=message,
+    )

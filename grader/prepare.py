@@ -1,0 +1,59 @@
+"""Preparing a run: each problem's plan and the reference's results, once per seed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from safetensors.torch import save_file
+
+from grader import worker
+from grader.catalog import Catalog, Problem
+from grader.checks import Check
+from grader.plan import Plan
+from grader.results import ProbeData, ProbeResult
+
+
+class GraderFault(Exception):
+    """Something on the grader's side failed: never the candidate's zero."""
+
+
+@dataclass
+class Prepared:
+    problem: Problem
+    plan: Plan
+    checks: list[Check]
+    reference: dict[str, ProbeResult]
+
+
+def prepare(catalog: Catalog, problems: list[Problem], seed: int) -> dict[str, Prepared]:
+    """Plan every problem's probes and run its reference through the same executor."""
+    namespaces = {p.spec.id: p.reference() for p in catalog.problems.values()}
+    torch.set_num_threads(1)
+    prepared = {}
+    for problem in problems:
+        plan = Plan(problem.spec, seed, namespaces[problem.spec.id], namespaces)
+        checks = problem.checks()
+        for check in checks:
+            check.prepare(plan)
+        results = {}
+        for probe_id, probe in plan.probes.items():
+            data, tensors = worker.run_probe(namespaces[problem.spec.id], probe, plan.tensors)
+            parsed = ProbeData.model_validate(data)
+            if parsed.error is not None and not probe.get("expect_error"):
+                raise GraderFault(
+                    f"{problem.spec.id}: the reference failed probe {probe_id}: "
+                    f"{parsed.error.summary()}"
+                )
+            results[probe_id] = ProbeResult(parsed, tensors)
+        prepared[problem.spec.id] = Prepared(problem, plan, checks, results)
+    return prepared
+
+
+def write_inputs(prepared: dict[str, Prepared], path: Path) -> None:
+    """Every tensor any probe names, in one safetensors file shared by the batch."""
+    tensors: dict[str, torch.Tensor] = {}
+    for item in prepared.values():
+        tensors.update(item.plan.tensors)
+    save_file({k: v.contiguous() for k, v in tensors.items()}, str(path))

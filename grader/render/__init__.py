@@ -1,0 +1,1 @@
+"""Every output format, rendered from the report models."""

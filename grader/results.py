@@ -1,0 +1,262 @@
+"""What comes back from the worker, parsed strictly: the only form in which the host reads it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from safetensors import SafetensorError
+from safetensors.torch import load_file
+
+MAX_JSON_BYTES = 2_000_000
+MAX_TENSOR_FILE_BYTES = 64_000_000
+MAX_LOG_CHARS = 4_000
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Frame(Strict):
+    file: str = Field(max_length=500)
+    line: int | None
+    code: str = Field(max_length=400)
+
+
+class ErrorInfo(Strict):
+    stage: Literal["init", "inspect", "load", "setup", "call", "import"]
+    call: int
+    type: str = Field(max_length=200)
+    message: str = Field(max_length=4000)
+    frames: list[Frame] = Field(max_length=16)
+
+    def summary(self) -> str:
+        where = f" at {self.frames[-1].file}:{self.frames[-1].line}" if self.frames else ""
+        code = f" `{self.frames[-1].code.strip()}`" if self.frames and self.frames[-1].code else ""
+        message = self.message.strip().splitlines()[0][:300] if self.message.strip() else ""
+        return f"{self.type}: {message}{where}{code}"
+
+
+class TensorOut(Strict):
+    kind: Literal["tensor"]
+    key: str | None
+    shape: list[int] = Field(max_length=16)
+    dtype: str
+    device: str
+    contiguous: bool
+    requires_grad: bool
+
+
+class ValueOut(Strict):
+    kind: Literal["value"]
+    type: str = Field(max_length=200)
+    repr: str = Field(max_length=400)
+
+
+class TraceEntry(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+    fn: str
+
+
+class CallResult(Strict):
+    outputs: list[TensorOut | ValueOut] = Field(max_length=16)
+    grads: dict[str, str | None]
+    trace: list[TraceEntry] = Field(max_length=1000)
+    seconds: float
+
+
+class ParamInfo(Strict):
+    name: str
+    shape: list[int]
+    dtype: str
+    requires_grad: bool
+    storage: int
+
+
+class BufferInfo(Strict):
+    name: str
+    shape: list[int]
+    dtype: str
+    persistent: bool
+
+
+class ModuleInfo(Strict):
+    name: str
+    type: str
+    instance: int
+
+
+class InspectInfo(Strict):
+    params: list[ParamInfo] = Field(max_length=10_000)
+    buffers: list[BufferInfo] = Field(max_length=10_000)
+    modules: list[ModuleInfo] = Field(max_length=10_000)
+    tensor_attrs: list[str] = Field(max_length=10_000)
+    dropouts: dict[str, float]
+    attrs: dict[str, Any]
+
+
+class Mismatch(Strict):
+    name: str
+    expected: list[int]
+    got: list[int]
+
+
+class LoadInfo(Strict):
+    missing: list[str]
+    unexpected: list[str]
+    mismatched: list[Mismatch]
+
+    @property
+    def ok(self) -> bool:
+        return not (self.missing or self.unexpected or self.mismatched)
+
+    def summary(self) -> str:
+        parts = []
+        if self.missing:
+            parts.append("no parameter named " + ", ".join(self.missing))
+        if self.unexpected:
+            parts.append("unexpected parameter " + ", ".join(self.unexpected))
+        for m in self.mismatched:
+            parts.append(f"{m.name} has shape {tuple(m.got)}, expected {tuple(m.expected)}")
+        return "; ".join(parts)
+
+
+class ProbeData(Strict):
+    id: str
+    error: ErrorInfo | None
+    inspect: InspectInfo | None
+    load: LoadInfo | None
+    calls: list[CallResult] = Field(max_length=64)
+
+
+class ImportStatus(Strict):
+    import_error: ErrorInfo | None
+
+
+class ProblemExit(Strict):
+    exit_code: int | None
+    signal: int | None
+    timed_out: bool
+    seconds: float
+
+
+class WorkerReport(Strict):
+    version: int
+    torch: str
+    python: str
+    problems: dict[str, ProblemExit]
+
+
+@dataclass
+class ProbeResult:
+    """A probe's data and its tensors."""
+
+    data: ProbeData
+    tensors: dict[str, torch.Tensor]
+
+    def output(self, call: int = 0, index: int = 0) -> torch.Tensor | None:
+        if call >= len(self.data.calls) or index >= len(self.data.calls[call].outputs):
+            return None
+        out = self.data.calls[call].outputs[index]
+        if not isinstance(out, TensorOut) or out.key is None:
+            return None
+        return self.tensors.get(out.key)
+
+    def grad(self, call: int, name: str) -> torch.Tensor | None:
+        key = self.data.calls[call].grads.get(name)
+        return None if key is None else self.tensors.get(key)
+
+
+@dataclass
+class ProblemRun:
+    """Everything the worker produced for one problem of one submission."""
+
+    problem: str
+    exit: ProblemExit | None
+    import_error: ErrorInfo | None = None
+    imported: bool = False
+    probes: dict[str, ProbeResult] = field(default_factory=dict)
+    invalid: list[str] = field(default_factory=list)
+    stdout: str = ""
+    stderr: str = ""
+
+
+class InvalidOutput(Exception):
+    """A file from the worker that is too large or not of the expected form."""
+
+
+def read_json(path: Path, model: type[Strict]) -> Any:
+    size = path.stat().st_size
+    if size > MAX_JSON_BYTES:
+        raise InvalidOutput(f"{path.name}: {size} bytes is over the limit")
+    try:
+        return model.model_validate(json.loads(path.read_bytes()))
+    except (ValueError, ValidationError) as exc:
+        raise InvalidOutput(f"{path.name}: {str(exc)[:300]}") from exc
+
+
+def read_tensors(path: Path) -> dict[str, torch.Tensor]:
+    if not path.exists():
+        return {}
+    size = path.stat().st_size
+    if size > MAX_TENSOR_FILE_BYTES:
+        raise InvalidOutput(f"{path.name}: {size} bytes is over the limit")
+    try:
+        return load_file(str(path))
+    except (SafetensorError, OSError, ValueError) as exc:
+        raise InvalidOutput(f"{path.name}: {exc}") from exc
+
+
+def read_log(path: Path) -> str:
+    if not path.exists():
+        return ""
+    with path.open("rb") as handle:
+        head = handle.read(MAX_LOG_CHARS + 1)
+    text = head[:MAX_LOG_CHARS].decode("utf-8", errors="replace")
+    return text + ("\n[... output truncated]" if len(head) > MAX_LOG_CHARS else "")
+
+
+def read_worker_report(out_dir: Path) -> WorkerReport | None:
+    path = out_dir / "worker.json"
+    if not path.is_file():
+        return None
+    report: WorkerReport = read_json(path, WorkerReport)
+    return report
+
+
+def read_problem(
+    out_dir: Path, problem: str, probe_ids: list[str], exit: ProblemExit | None
+) -> ProblemRun:
+    """Read one problem's folder; files that are missing or malformed are noted, never trusted."""
+    run = ProblemRun(problem=problem, exit=exit)
+    folder = out_dir / problem
+    if not folder.is_dir():
+        return run
+    run.stdout = read_log(folder / "stdout.txt")
+    run.stderr = read_log(folder / "stderr.txt")
+    status_path = folder / "import.json"
+    if status_path.is_file():
+        try:
+            status: ImportStatus = read_json(status_path, ImportStatus)
+            run.import_error = status.import_error
+            run.imported = status.import_error is None
+        except InvalidOutput as exc:
+            run.invalid.append(str(exc))
+    for probe_id in probe_ids:
+        path = folder / f"{probe_id}.json"
+        if not path.is_file():
+            continue
+        try:
+            data: ProbeData = read_json(path, ProbeData)
+            if data.id != probe_id:
+                raise InvalidOutput(f"{path.name}: holds probe {data.id!r}")
+            run.probes[probe_id] = ProbeResult(
+                data, read_tensors(folder / f"{probe_id}.safetensors")
+            )
+        except InvalidOutput as exc:
+            run.invalid.append(str(exc))
+    return run

@@ -1,0 +1,523 @@
+"""The sandbox worker: runs a candidate's code on the probes the host asked for, writes data back.
+
+Usage: python3 worker.py --job JOB_DIR --submission SUB_DIR --out OUT_DIR [--emit-tar]
+
+JOB_DIR holds `job.json` (problems and their probes) and `inputs.safetensors` (every tensor
+the probes name). The worker imports torch once, then forks one child per problem; a child
+imports the candidate's entry file, runs that problem's probes and writes, per probe,
+`OUT_DIR/<problem>/<probe>.json` and `.safetensors`. The child's stdout and stderr go to
+files beside them. The parent records how each child ended in `OUT_DIR/worker.json`.
+
+Nothing here judges anything: the host compares the data with its own reference run. This file
+must stay self-contained (stdlib, torch, safetensors): it is the only grader code in the image,
+and the host imports it too, to run the reference through the very same probe executor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import importlib
+import json
+import math
+import os
+import select
+import signal
+import sys
+import tarfile
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import load_file, save_file
+from torch import nn
+
+PROTOCOL_VERSION = 1
+MAX_MESSAGE = 2000
+MAX_FRAMES = 8
+
+Json = Any
+Namespace = dict[str, Any]
+
+
+class StubModule(nn.Module):
+    """The grader's own module handed to a candidate's function: layers and attributes only."""
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("the grader's module may not be called: use its layers and weights")
+
+
+class Recorder:
+    """Wraps library functions so that each call made by candidate code is noted."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Json]] = []
+
+    def install(self, names: list[str]) -> None:
+        for name in names:
+            owner, attr, describe = TRACEABLE[name]
+            original = getattr(owner, attr)
+            setattr(owner, attr, self._wrap(name, original, describe))
+
+    def _wrap(
+        self, name: str, original: Callable[..., Any], describe: Callable[..., dict[str, Json]]
+    ) -> Callable[..., Any]:
+        def traced(*args: Any, **kwargs: Any) -> Any:
+            entry: dict[str, Json] = {"fn": name}
+            entry.update(describe(*args, **kwargs))
+            self.calls.append(entry)
+            return original(*args, **kwargs)
+
+        return traced
+
+
+def _describe_sdpa(*args: Any, **kwargs: Any) -> dict[str, Json]:
+    names = ["query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale"]
+    bound = dict(zip(names, args, strict=False))
+    bound.update(kwargs)
+    return {
+        "is_causal": bool(bound.get("is_causal", False)),
+        "dropout_p": float(bound.get("dropout_p", 0.0)),
+        "scale": None if bound.get("scale") is None else float(bound["scale"]),
+        "attn_mask": bound.get("attn_mask") is not None,
+        "query_shape": list(bound["query"].shape) if "query" in bound else None,
+    }
+
+
+def _describe_nothing(*args: Any, **kwargs: Any) -> dict[str, Json]:
+    return {}
+
+
+TRACEABLE: dict[str, tuple[Any, str, Callable[..., dict[str, Json]]]] = {
+    "scaled_dot_product_attention": (
+        torch.nn.functional,
+        "scaled_dot_product_attention",
+        _describe_sdpa,
+    ),
+    "multi_head_attention_forward": (
+        torch.nn.functional,
+        "multi_head_attention_forward",
+        _describe_nothing,
+    ),
+    "MultiheadAttention.forward": (nn.MultiheadAttention, "forward", _describe_nothing),
+}
+
+
+# ---------------------------------------------------------------------------- probe executor
+
+
+def run_probe(
+    namespace: Namespace,
+    probe: dict[str, Json],
+    inputs: dict[str, torch.Tensor],
+    recorder: Recorder | None = None,
+    source_root: str | None = None,
+) -> tuple[dict[str, Json], dict[str, torch.Tensor]]:
+    """Run one probe against `namespace` (a module's globals) and return its result data."""
+    result: dict[str, Json] = {"id": probe["id"], "error": None, "inspect": None, "load": None}
+    result["calls"] = []
+    tensors: dict[str, torch.Tensor] = {}
+    previous: list[list[Any]] = []
+    stage = "init"
+    try:
+        target = namespace[probe["symbol"]]
+        init = probe.get("init")
+        if init is not None:
+            torch.manual_seed(int(probe.get("seed", 0)))
+            target = target(**init)
+            if not isinstance(target, nn.Module):
+                raise TypeError(f"{probe['symbol']}(...) did not return an nn.Module")
+            if probe.get("inspect") is not None:
+                stage = "inspect"
+                result["inspect"] = inspect_module(target, probe["inspect"])
+            if probe.get("weights") is not None:
+                stage = "load"
+                result["load"] = load_weights(target, probe["weights"], inputs)
+            stage = "setup"
+            for op in probe.get("setup", []):
+                target = apply_setup(target, op)
+            target.train(probe.get("mode", "eval") == "train")
+        for index, call in enumerate(probe.get("calls", [])):
+            stage = "call"
+            result["calls"].append(
+                run_call(target, call, index, inputs, tensors, previous, recorder)
+            )
+    except BaseException as exc:  # candidate code may raise anything
+        if isinstance(exc, KeyboardInterrupt | SystemExit) and source_root is None:
+            raise
+        result["error"] = describe_error(exc, stage, len(result["calls"]), source_root)
+    return result, tensors
+
+
+def inspect_module(module: nn.Module, attrs: list[str]) -> dict[str, Json]:
+    """Parameters, buffers, plain tensor attributes, submodules and requested attributes."""
+    storages: dict[int, int] = {}
+
+    def storage_of(t: torch.Tensor) -> int:
+        key = t.untyped_storage().data_ptr() if t.device.type != "meta" else id(t)
+        return storages.setdefault(key, len(storages))
+
+    params = [
+        {
+            "name": name,
+            "shape": list(p.shape),
+            "dtype": str(p.dtype).removeprefix("torch."),
+            "requires_grad": bool(p.requires_grad),
+            "storage": storage_of(p),
+        }
+        for name, p in module.named_parameters(remove_duplicate=False)
+    ]
+    buffers = []
+    for name, b in module.named_buffers(remove_duplicate=False):
+        owner_name, _, leaf = name.rpartition(".")
+        owner = module.get_submodule(owner_name) if owner_name else module
+        buffers.append(
+            {
+                "name": name,
+                "shape": list(b.shape),
+                "dtype": str(b.dtype).removeprefix("torch."),
+                "persistent": leaf not in owner._non_persistent_buffers_set,
+            }
+        )
+    instances: dict[int, int] = {}
+    modules = [
+        {
+            "name": name,
+            "type": type(m).__name__,
+            "instance": instances.setdefault(id(m), len(instances)),
+        }
+        for name, m in module.named_modules(remove_duplicate=False)
+    ]
+    tensor_attrs = [
+        f"{name}.{key}".lstrip(".")
+        for name, m in module.named_modules()
+        for key, value in vars(m).items()
+        if isinstance(value, torch.Tensor) and not isinstance(value, nn.Parameter)
+    ]
+    dropouts = {name: float(m.p) for name, m in module.named_modules() if isinstance(m, nn.Dropout)}
+    return {
+        "params": params,
+        "buffers": buffers,
+        "modules": modules,
+        "tensor_attrs": tensor_attrs,
+        "dropouts": dropouts,
+        "attrs": {name: read_attr(module, name) for name in attrs},
+    }
+
+
+def read_attr(obj: Any, dotted: str) -> Json:
+    """A JSON-able view of `obj.a.b`: plain values as they are, anything else by type name."""
+    for part in dotted.split("."):
+        if not hasattr(obj, part):
+            return {"missing": True}
+        obj = getattr(obj, part)
+    if obj is None or isinstance(obj, bool | int | str):
+        return obj
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else str(obj)
+    if isinstance(obj, nn.Dropout):
+        return {"type": type(obj).__name__, "p": float(obj.p)}
+    return {"type": type(obj).__name__}
+
+
+def load_weights(
+    module: nn.Module, names: dict[str, str], inputs: dict[str, torch.Tensor]
+) -> dict[str, Json]:
+    """Copy the host's weights into the module's parameters by name."""
+    params = dict(module.named_parameters())
+    missing, mismatched = [], []
+    for name, key in names.items():
+        value = inputs[key]
+        if name not in params:
+            missing.append(name)
+        elif params[name].shape != value.shape:
+            mismatched.append(
+                {"name": name, "expected": list(value.shape), "got": list(params[name].shape)}
+            )
+        else:
+            with torch.no_grad():
+                params[name].copy_(value)
+    unexpected = sorted(set(params) - set(names))
+    return {"missing": missing, "unexpected": unexpected, "mismatched": mismatched}
+
+
+def apply_setup(module: nn.Module, op: dict[str, Json]) -> nn.Module:
+    kind = op["op"]
+    if kind == "double":
+        return module.double()
+    if kind == "to":
+        return module.to(op["device"])
+    if kind == "set":
+        setattr(module, op["name"], op["value"])
+        return module
+    raise ValueError(f"unknown setup op {kind!r}")
+
+
+def build_arg(
+    spec: dict[str, Json],
+    inputs: dict[str, torch.Tensor],
+    previous: list[list[Any]],
+) -> Any:
+    """Turn one argument description into the object handed to candidate code."""
+    if "value" in spec:
+        return spec["value"]
+    if "output" in spec:
+        call, index = spec["output"]
+        return previous[call][index]
+    if "stub" in spec:
+        return build_stub(spec["stub"], inputs)
+    tensor = inputs[spec["tensor"]].clone()
+    if spec.get("layout") == "noncontiguous":
+        tensor = tensor.transpose(0, -1).contiguous().transpose(0, -1)
+    if spec.get("device") == "meta":
+        tensor = torch.empty_like(tensor, device="meta")
+    if spec.get("grad"):
+        tensor.requires_grad_(True)
+    return tensor
+
+
+def build_stub(spec: dict[str, Json], inputs: dict[str, torch.Tensor]) -> nn.Module:
+    """A module exposing the grader's layers and attributes whose forward refuses to run."""
+    stub = StubModule()
+    for layer, names in spec["linears"].items():
+        weight = inputs[names["weight"]]
+        linear = nn.Linear(weight.shape[1], weight.shape[0], bias="bias" in names)
+        with torch.no_grad():
+            linear.weight.copy_(weight)
+            if "bias" in names:
+                linear.bias.copy_(inputs[names["bias"]])
+        setattr(stub, layer, linear)
+    for name, value in spec.get("attrs", {}).items():
+        setattr(stub, name, value)
+    return stub.eval()
+
+
+def run_call(
+    target: Any,
+    call: dict[str, Json],
+    index: int,
+    inputs: dict[str, torch.Tensor],
+    tensors: dict[str, torch.Tensor],
+    previous: list[list[Any]],
+    recorder: Recorder | None,
+) -> dict[str, Json]:
+    """Call the target once, optionally backpropagate, and describe what came back."""
+    args = [build_arg(a, inputs, previous) for a in call.get("args", [])]
+    kwargs = {k: build_arg(v, inputs, previous) for k, v in call.get("kwargs", {}).items()}
+    if call.get("seed") is not None:
+        torch.manual_seed(int(call["seed"]))
+    if recorder is not None:
+        recorder.calls.clear()
+    start = time.perf_counter()
+    returned = target(*args, **kwargs)
+    seconds = time.perf_counter() - start
+    outputs = list(returned) if isinstance(returned, tuple | list) else [returned]
+    previous.append(outputs)
+    described = [describe_output(o, f"c{index}/out{i}", tensors) for i, o in enumerate(outputs)]
+    grads: dict[str, str | None] = {}
+    backward = call.get("backward")
+    if backward is not None:
+        pairs = [
+            (out, inputs[key])
+            for out, key in zip(outputs, backward, strict=False)
+            if key is not None and isinstance(out, torch.Tensor)
+        ]
+        torch.autograd.backward([o for o, _ in pairs], [g.to(o.dtype) for o, g in pairs])
+        for j, arg in enumerate(args):
+            if isinstance(arg, torch.Tensor) and arg.requires_grad:
+                grads[f"arg{j}"] = save_tensor(arg.grad, f"c{index}/grad/arg{j}", tensors)
+        if isinstance(target, nn.Module):
+            for name, p in target.named_parameters():
+                grads[f"param:{name}"] = save_tensor(p.grad, f"c{index}/grad/p/{name}", tensors)
+    return {
+        "outputs": described,
+        "grads": grads,
+        "trace": list(recorder.calls) if recorder is not None else [],
+        "seconds": seconds,
+    }
+
+
+def save_tensor(t: torch.Tensor | None, key: str, tensors: dict[str, torch.Tensor]) -> str | None:
+    if t is None or t.device.type == "meta":
+        return None
+    tensors[key] = t.detach().cpu().contiguous().clone()
+    return key
+
+
+def describe_output(out: Any, key: str, tensors: dict[str, torch.Tensor]) -> dict[str, Json]:
+    if isinstance(out, torch.Tensor):
+        return {
+            "kind": "tensor",
+            "key": save_tensor(out, key, tensors),
+            "shape": list(out.shape),
+            "dtype": str(out.dtype).removeprefix("torch."),
+            "device": out.device.type,
+            "contiguous": bool(out.is_contiguous()),
+            "requires_grad": bool(out.requires_grad),
+        }
+    return {"kind": "value", "type": type(out).__name__, "repr": repr(out)[:200]}
+
+
+def describe_error(
+    exc: BaseException, stage: str, call: int, source_root: str | None
+) -> dict[str, Json]:
+    """The exception, and the frames of it that stand in the candidate's own files."""
+    frames = []
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if source_root is not None and frame.filename.startswith(source_root):
+            frames.append(
+                {
+                    "file": os.path.relpath(frame.filename, source_root),
+                    "line": frame.lineno,
+                    "code": (frame.line or "")[:300],
+                }
+            )
+    return {
+        "stage": stage,
+        "call": call,
+        "type": type(exc).__name__,
+        "message": str(exc)[:MAX_MESSAGE],
+        "frames": frames[-MAX_FRAMES:],
+    }
+
+
+# ---------------------------------------------------------------------------- worker process
+
+
+def run_problem(problem: dict[str, Json], submission: str, out: Path, data_fd: int) -> None:
+    """Child process: import the candidate's entry file and run every probe of one problem."""
+    os.close(data_fd)
+    os.setsid()
+    folder = out / problem["id"]
+    for fd, name in ((1, "stdout.txt"), (2, "stderr.txt")):
+        target = os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(target, fd)
+        os.close(target)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    inputs = load_file(str(Path(problem["job_dir"]) / "inputs.safetensors"))
+    recorder = Recorder()
+    recorder.install(problem.get("traces", []))
+    os.chdir(submission)
+    sys.path.append(submission)
+    sys.dont_write_bytecode = True
+    status: dict[str, Json] = {"import_error": None}
+    try:
+        module = importlib.import_module(Path(problem["entry"]).stem)
+    except BaseException as exc:  # candidate code may raise anything
+        status["import_error"] = describe_error(exc, "import", 0, submission)
+        write_json(folder / "import.json", status)
+        os._exit(0)
+    write_json(folder / "import.json", status)
+    namespace = vars(module)
+    for probe in problem["probes"]:
+        result, tensors = run_probe(namespace, probe, inputs, recorder, submission)
+        save_file(tensors, str(folder / f"{probe['id']}.safetensors"))
+        write_json(folder / f"{probe['id']}.json", result)
+    os._exit(0)
+
+
+def write_json(path: Path, data: Json) -> None:
+    partial = path.with_suffix(".partial")
+    partial.write_text(json.dumps(data))
+    partial.replace(path)
+
+
+def wait_child(pid: int, timeout: float) -> tuple[int | None, int | None, bool]:
+    """Wait for a child up to `timeout` seconds: (exit code, signal, timed out)."""
+    deadline = time.monotonic() + timeout
+    pidfd = os.pidfd_open(pid)
+    try:
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            left = deadline - time.monotonic()
+            if left <= 0:
+                kill_group(pid)
+                os.waitpid(pid, 0)
+                return None, signal.SIGKILL, True
+            select.select([pidfd], [], [], left)
+    finally:
+        os.close(pidfd)
+    kill_group(pid)
+    if os.WIFSIGNALED(status):
+        return None, os.WTERMSIG(status), False
+    return os.WEXITSTATUS(status), None, False
+
+
+def kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def forbid_proc_access() -> None:
+    """Keep children from reopening the parent's file descriptors through /proc."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+    except (OSError, AttributeError):
+        pass
+
+
+def emit_tar(out: Path, fd: int) -> None:
+    with os.fdopen(fd, "wb") as stream, tarfile.open(fileobj=stream, mode="w|") as tar:
+        for path in sorted(out.rglob("*")):
+            if path.is_file() and not path.is_symlink() and path.suffix != ".partial":
+                tar.add(path, arcname=str(path.relative_to(out)), recursive=False)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--job", required=True, type=Path)
+    parser.add_argument("--submission", required=True)
+    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--emit-tar", action="store_true")
+    args = parser.parse_args(argv)
+
+    data_fd = os.dup(1)
+    os.dup2(2, 1)
+    forbid_proc_access()
+    torch.set_num_threads(1)
+    job = json.loads((args.job / "job.json").read_text())
+    submission = os.path.realpath(args.submission)
+    report: dict[str, Json] = {
+        "version": PROTOCOL_VERSION,
+        "torch": torch.__version__,
+        "python": sys.version.split()[0],
+        "problems": {},
+    }
+    for problem in job["problems"]:
+        folder = args.out / problem["id"]
+        folder.mkdir(parents=True, exist_ok=True)
+        for stale in folder.iterdir():
+            stale.unlink()
+        problem = {**problem, "job_dir": str(args.job)}
+        start = time.monotonic()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                run_problem(problem, submission, args.out, data_fd)
+            finally:
+                os._exit(70)
+        code, sig, timed_out = wait_child(pid, float(problem["timeout"]))
+        report["problems"][problem["id"]] = {
+            "exit_code": code,
+            "signal": sig,
+            "timed_out": timed_out,
+            "seconds": round(time.monotonic() - start, 4),
+        }
+        write_json(args.out / "worker.json", report)
+    write_json(args.out / "worker.json", report)
+    if args.emit_tar:
+        emit_tar(args.out, data_fd)
+    else:
+        os.close(data_fd)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
