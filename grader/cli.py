@@ -7,15 +7,70 @@ import os
 import secrets
 import sys
 from pathlib import Path
+from typing import cast
 
 import click
 
 from grader.backends.select import BackendUnavailable, make_backend
-from grader.catalog import Catalog
-from grader.console import print_scores
+from grader.catalog import Catalog, Problem
+from grader.console import print_feedback, print_outcomes, print_scores, progress
+from grader.course import CourseError, load_course, reveal_after_due
 from grader.grade import Grader, find_submissions
-from grader.report import json_schema, write_report
-from grader.spec import SpecError
+from grader.render.junit import SuiteBy
+from grader.render.outputs import FORMATS, Options, read_reports, write_outputs
+from grader.render.text import fraction
+from grader.report import SubmissionReport, json_schema, write_report
+from grader.resume import saved_report
+from grader.sandbox_cli import sandbox
+from grader.spec import SpecError, Visibility
+
+BACKENDS = click.Choice(["auto", "docker", "local"])
+
+
+def warn(message: str) -> None:
+    click.secho(message, fg="yellow", err=True)
+
+
+def load_catalog(problems: tuple[str, ...] = ()) -> tuple[Catalog, list[Problem]]:
+    try:
+        catalog = Catalog()
+        return catalog, catalog.select(list(problems))
+    except SpecError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def revealed(reveal: bool, course: Path | None) -> bool:
+    try:
+        return reveal_after_due(reveal, load_course(course) if course else None)
+    except CourseError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def format_options(f: click.decorators.FC) -> click.decorators.FC:
+    """--format, --reveal, --course and --junit-by: how outputs are rendered."""
+    for option in reversed([
+        click.option("--format", "formats", multiple=True, type=click.Choice(list(FORMATS)),
+                     help="Extra outputs (repeatable); the JSON reports are always written."),
+        click.option("--reveal", is_flag=True,
+                     help="Show `after_due_date` checks in candidate outputs now."),
+        click.option("--course", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                     help="course.toml: after its `due`, `after_due_date` checks are shown."),
+        click.option("--junit-by", type=click.Choice(["submission", "problem"]),
+                     default="submission", show_default=True, help="One JUnit testsuite per..."),
+    ]):
+        f = option(f)
+    return f
+
+
+def render(reports: list[SubmissionReport], formats: tuple[str, ...], out_dir: Path,
+           reveal: bool, course: Path | None, junit_by: str) -> None:
+    opts = Options(out_dir, revealed(reveal, course), cast(SuiteBy, junit_by), echo=click.echo)
+    try:
+        written = write_outputs(reports, list(formats), opts)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+    for path in written:
+        click.echo(f"wrote {path}", err=True)
 
 
 @click.group()
@@ -24,48 +79,148 @@ def cli() -> None:
     """Grade multi-head attention exercises in PyTorch."""
 
 
+# -- candidates
+
+
+@cli.command()
+def problems() -> None:
+    """List the problems and their points."""
+    _, selected = load_catalog()
+    width = max((len(p.spec.id) for p in selected), default=0)
+    for problem in selected:
+        spec = problem.spec
+        hidden = sum(c.visibility is not Visibility.visible for c in spec.checks)
+        click.echo(f"{spec.number:>3}  {spec.id:<{width}} {spec.max_score:>4g} pts  "
+                   f"({len(spec.checks) - hidden} visible, {hidden} hidden checks)  {spec.title}")
+
+
+@cli.command()
+@click.argument("problem")
+def show(problem: str) -> None:
+    """Show PROBLEM's statement, contract and starter file."""
+    from grader.render.problem import describe
+
+    _, (chosen,) = load_catalog((problem,))
+    click.echo(describe(chosen))
+
+
+@cli.command()
+@click.argument("problem")
+@click.argument("directory", default=".",
+                type=click.Path(file_okay=False, path_type=Path))
+def init(problem: str, directory: Path) -> None:
+    """Write PROBLEM's starter file into DIRECTORY (never over an existing file)."""
+    _, (chosen,) = load_catalog((problem,))
+    path = directory / chosen.spec.entry
+    if path.exists():
+        raise click.ClickException(f"{path} exists: not overwritten")
+    directory.mkdir(parents=True, exist_ok=True)
+    path.write_text(chosen.starter, encoding="utf-8")
+    click.echo(f"wrote {path}: run `grader check {directory}` to test it")
+
+
+@cli.command()
+@click.argument("path", default=".",
+                type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--problem", "problems", multiple=True,
+              help="Check only these problems (default: those with a file in PATH).")
+@click.option("--backend", type=BACKENDS, default="local", show_default=True)
+@click.option("--seed", type=int, default=None, help="Seed for inputs and weights.")
+@click.option("--reveal", is_flag=True, help="Also run the `after_due_date` checks.")
+@click.option("--course", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="course.toml: after its `due`, `after_due_date` checks run too.")
+def check(path: Path, problems: tuple[str, ...], backend: str, seed: int | None, reveal: bool,
+          course: Path | None) -> None:
+    """Check your work in PATH on the visible checks, with feedback on every failure.
+
+    Hidden checks are not run here: their number and worth are shown, they count when graded.
+    Exit status: 0 when every check run here passed, 1 otherwise, 2 on a grader error.
+    """
+    from grader.selfcheck import attempted, check_submission
+
+    catalog, selected = load_catalog(problems)
+    if not problems:
+        selected = attempted(catalog, path)
+    try:
+        chosen = make_backend(backend, warn)
+    except BackendUnavailable as exc:
+        raise click.ClickException(str(exc)) from exc
+    run_seed = seed if seed is not None else secrets.randbelow(2**31)
+    view, unseen = check_submission(path, catalog, selected, chosen, run_seed,
+                                    revealed(reveal, course))
+    print_feedback(view, unseen)
+    if view.grader_fault:
+        sys.exit(2)
+    if view.total < view.max_total:
+        sys.exit(1)
+
+
+# -- instructors
+
+
 @cli.command()
 @click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("reports"), show_default=True, help="Where reports are written.")
-@click.option("--backend", type=click.Choice(["auto", "docker", "local"]), default="auto",
-              show_default=True, help="Where submission code runs.")
+@click.option("--backend", type=BACKENDS, default="auto", show_default=True,
+              help="Where submission code runs.")
 @click.option("--image", default=None, help="Sandbox image for the docker backend.")
 @click.option("--problem", "problems", multiple=True, help="Grade only these problems.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=os.cpu_count() or 1,
               show_default="number of cores", help="Submissions graded in parallel.")
-@click.option("--seed", type=int, default=None, help="Seed for inputs and weights (default: random).")
+@click.option("--seed", type=int, default=None,
+              help="Seed for inputs and weights (default: random).")
 @click.option("--timeout", type=click.FloatRange(min=1), default=None,
               help="Seconds per problem (overrides the specs).")
 @click.option("--memory-mb", type=click.IntRange(min=256), default=None,
               help="Memory per submission (overrides the specs).")
+@click.option("--resume", is_flag=True,
+              help="Skip submissions whose saved report has this grader version and content.")
+@format_options
 def grade(
     path: Path, out_dir: Path, backend: str, image: str | None, problems: tuple[str, ...],
-    jobs: int, seed: int | None, timeout: float | None, memory_mb: int | None,
+    jobs: int, seed: int | None, timeout: float | None, memory_mb: int | None, resume: bool,
+    formats: tuple[str, ...], reveal: bool, course: Path | None, junit_by: str,
 ) -> None:
     """Grade PATH: one submission, or a folder with one submission per sub-folder."""
-    try:
-        catalog = Catalog()
-        selected = catalog.select(list(problems))
-        chosen = make_backend(backend, lambda m: click.secho(m, fg="yellow", err=True), image)
-    except (SpecError, BackendUnavailable) as exc:
-        raise click.ClickException(str(exc)) from exc
+    catalog, selected = load_catalog(problems)
     submissions = find_submissions(path, catalog)
     if not submissions:
         raise click.ClickException(f"no submissions in {path}")
-    run_seed = seed if seed is not None else secrets.randbelow(2**31)
-    click.echo(f"Grading {len(submissions)} submission(s) on {chosen.name}, seed {run_seed}",
-               err=True)
-    grader = Grader(catalog, selected, chosen, run_seed,
-                    {"problem_seconds": timeout, "memory_mb": memory_mb})
-    try:
-        reports = grader.grade_many(submissions, jobs, lambda r: write_report(r, out_dir))
-    finally:
-        grader.close()
-    from grader.render.csv import write_summary_csv
+    saved: dict[Path, SubmissionReport] = {}
+    if resume:
+        ids = [p.spec.id for p in selected]
+        for submission in submissions:
+            report = saved_report(submission, out_dir, ids)
+            if report is not None:
+                saved[submission] = report
+        click.echo(f"Resuming: {len(saved)} submission(s) already graded", err=True)
+    todo = [s for s in submissions if s not in saved]
+    fresh: dict[str, SubmissionReport] = {}
+    if todo:
+        try:
+            chosen = make_backend(backend, warn, image)
+        except BackendUnavailable as exc:
+            raise click.ClickException(str(exc)) from exc
+        run_seed = seed if seed is not None else secrets.randbelow(2**31)
+        click.echo(f"Grading {len(todo)} submission(s) on {chosen.name}, seed {run_seed}",
+                   err=True)
+        grader = Grader(catalog, selected, chosen, run_seed,
+                        {"problem_seconds": timeout, "memory_mb": memory_mb})
+        try:
+            with progress(len(todo)) as advance:
+                def done(report: SubmissionReport) -> None:
+                    write_report(report, out_dir)
+                    advance(f"{report.submission} {fraction(report.total, report.max_total)}")
 
-    write_summary_csv(reports, out_dir / "summary.csv")
-    print_scores(reports)
+                for report in grader.grade_many(todo, jobs, done):
+                    fresh[report.submission] = report
+        finally:
+            grader.close()
+    reports = [saved.get(s) or fresh[s.resolve().name] for s in submissions]
+    render(reports, ("csv", *formats), out_dir, reveal, course, junit_by)
+    if "github-classroom" not in formats:
+        print_scores(reports)
     click.echo(f"Reports written to {out_dir}/", err=True)
     if any(r.grader_fault for r in reports):
         click.secho("A grader error occurred: see the reports' messages.", fg="red", err=True)
@@ -73,6 +228,122 @@ def grade(
 
 
 @cli.command()
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help="Where outputs go (default: DIRECTORY).")
+@format_options
+def report(directory: Path, out_dir: Path | None, formats: tuple[str, ...], reveal: bool,
+           course: Path | None, junit_by: str) -> None:
+    """Render outputs again from the JSON reports saved in DIRECTORY, without regrading.
+
+    The gradebook CSV is always written; --format adds more.
+    """
+    reports = read_reports(directory)
+    if not reports:
+        raise click.ClickException(f"no submission reports in {directory}")
+    render(reports, ("csv", *formats), out_dir or directory, reveal, course, junit_by)
+
+
+@cli.command()
+@click.argument("problems", nargs=-1)
+@click.option("--backend", type=BACKENDS, default="local", show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=os.cpu_count() or 1)
+def validate(problems: tuple[str, ...], backend: str, seed: int, jobs: int) -> None:
+    """Prove the hidden checks: references pass, starters and mutants do not."""
+    from grader.validate import validate_problems
+
+    try:
+        catalog = Catalog()
+        selected = catalog.select(list(problems))
+        chosen = make_backend(backend, warn)
+        outcomes = validate_problems(catalog, selected, chosen, seed, jobs)
+    except (SpecError, BackendUnavailable, ValueError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    print_outcomes(outcomes)
+    misses = [o for o in outcomes if not o.ok]
+    mutants = sum(o.kind == "mutant" for o in outcomes)
+    click.echo(f"{len(outcomes) - len(misses)} passed, {len(misses)} failed "
+               f"({len(selected)} problems, {mutants} mutants)")
+    if misses:
+        sys.exit(1)
+
+
+@cli.command()
 def schema() -> None:
     """Print the JSON schema of a submission report."""
     click.echo(json.dumps(json_schema(), indent=2))
+
+
+# -- platforms
+
+
+@cli.group()
+def classroom() -> None:
+    """GitHub Classroom.
+
+    \b
+    What it cannot protect: the candidate owns the repository and its workflow. They can
+    edit the workflow, skip the grader or fake its output, and read anything the job can
+    read, including the hidden checks and reference solutions the job installs. Use
+    Classroom scores as feedback; grade for credit where candidates do not control the
+    runner (`grader grade` with the docker backend, or Gradescope). See docs/classroom.md.
+    """
+
+
+@classroom.command("init")
+@click.argument("repo", default=".", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--grader-url", required=True,
+              help="Git URL of this grader (with its problems), cloned by the workflow.")
+@click.option("--ref", default=None, help="Branch or tag of the grader to use.")
+@click.option("--python", "python_version", default="3.11", show_default=True)
+@click.option("--force", is_flag=True, help="Replace an existing workflow file.")
+def classroom_init(repo: Path, grader_url: str, ref: str | None, python_version: str,
+                   force: bool) -> None:
+    """Write .github/workflows/classroom.yml into REPO (the assignment's template)."""
+    from grader.classroom import workflow, write_workflow
+
+    try:
+        path = write_workflow(repo, workflow(grader_url, ref, python_version), force)
+    except FileExistsError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"wrote {path}")
+
+
+@cli.group()
+def gradescope() -> None:
+    """Gradescope.
+
+    \b
+    The zip's run_autograder starts the grader as root; the grader runs the candidate's
+    code as the unprivileged `grader-student` account (setpriv), which can read neither the
+    problems nor the reference solutions, nor write the results. See docs/gradescope.md.
+    """
+
+
+@gradescope.command("build")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+              default=Path("autograder.zip"), show_default=True)
+def gradescope_build(out: Path) -> None:
+    """Build the autograder zip to upload to Gradescope."""
+    from grader.gradescope import build_autograder
+
+    click.echo(f"wrote {build_autograder(out)}")
+
+
+@gradescope.command("run")
+@click.argument("submission", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--results", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="Where results.json is written.")
+@click.option("--user", default=None, help="Run the candidate's code as this account.")
+def gradescope_run(submission: Path, results: Path, user: str | None) -> None:
+    """Grade SUBMISSION inside Gradescope's container (what run_autograder calls)."""
+    from grader.gradescope import run_gradescope
+
+    report = run_gradescope(submission, results, user)
+    click.echo(report.model_dump_json(indent=2))
+    if report.grader_fault:
+        sys.exit(2)
+
+
+cli.add_command(sandbox)

@@ -153,18 +153,19 @@ class Plan:
         args: list[Any] | None = None,
         more_args: list[list[Any]] | None = None,
         expect_error: bool = False,
+        call: bool = True,
     ) -> str:
         """The common probe: build (modules), load weights, set up, then one call per seed
         (and per extra argument list in `more_args`)."""
         first = args if args is not None else self.args(config, dtype, grad=backward)
         kwargs = self.mask_kwargs(config)
         calls = []
-        for call_args in [first, *(more_args or [])]:
+        for call_args in [first, *(more_args or [])] if call else []:
             for seed in seeds or [None]:
-                call: dict[str, Any] = {"args": call_args, "kwargs": kwargs, "seed": seed}
+                entry: dict[str, Any] = {"args": call_args, "kwargs": kwargs, "seed": seed}
                 if backward:
-                    call["backward"] = [self.grad_output(config, dtype)]
-                calls.append(call)
+                    entry["backward"] = [self.grad_output(config, dtype)]
+                calls.append(entry)
         fields: dict[str, Any] = {"calls": calls, "symbol": config.symbol or self.spec.symbol}
         if expect_error:
             fields["expect_error"] = True

@@ -1,7 +1,7 @@
 """The reusable check library: every check a problem spec may declare, by id."""
 
-from grader.checks import source, structure, training, values
+from grader.checks import modules, sdpa, source, structure, training, values, weights
 from grader.checks.base import CHECKS, Check, Context, Failure, Verdict, register
 
-__all__ = ["CHECKS", "Check", "Context", "Failure", "Verdict", "register", "source",
-           "structure", "training", "values"]
+__all__ = ["CHECKS", "Check", "Context", "Failure", "Verdict", "modules", "register",
+           "sdpa", "source", "structure", "training", "values", "weights"]

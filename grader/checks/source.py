@@ -116,6 +116,17 @@ def find_function(tree: ast.Module, dotted: str) -> ast.FunctionDef | None:
 LOOPS = (ast.For, ast.While, ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
 
 
+def fixed_count(loop: ast.AST) -> bool:
+    """A loop over a literal tuple or list (`for t in (q, k, v)`): a fixed count, not the heads."""
+    if isinstance(loop, ast.For):
+        iterables = [loop.iter]
+    elif isinstance(loop, ast.ListComp | ast.GeneratorExp | ast.SetComp | ast.DictComp):
+        iterables = [g.iter for g in loop.generators]
+    else:
+        return False
+    return all(isinstance(i, ast.Tuple | ast.List) for i in iterables)
+
+
 @register("python_loop")
 class PythonLoop(Check):
     """A function loops in Python (`loop = true`) or does not (`loop = false`)."""
@@ -127,7 +138,9 @@ class PythonLoop(Check):
         function = find_function(tree, self.params.function) if tree else None
         if function is None:
             return Verdict(CheckStatus.failed, f"no function {self.params.function} found")
-        loops = [n for n in ast.walk(function) if isinstance(n, LOOPS)]
+        loops = [
+            n for n in ast.walk(function) if isinstance(n, LOOPS) and not fixed_count(n)
+        ]
         if self.params.loop and not loops:
             return Verdict(
                 CheckStatus.failed, f"{self.params.function} has no Python loop over the heads"

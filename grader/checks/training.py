@@ -37,7 +37,9 @@ class Dropout(Check):
 
     def judge(self, ctx: Context) -> Verdict:
         first, second = ctx.output(self.eval, 0), ctx.output(self.eval, 1)
-        if not torch.equal(first, second):
+        if first.shape != second.shape or not torch.allclose(
+            first, second, atol=0, rtol=0, equal_nan=True  # NaNs in the same places are equal
+        ):
             return Verdict(
                 CheckStatus.failed,
                 "eval mode is not deterministic: dropout is active "
@@ -72,8 +74,8 @@ class Dropout(Check):
         inspect = ctx.result(self.eval).data.inspect
         for name in self.params.attributes:
             value = inspect.attrs.get(name) if inspect else None
-            p = value.get("p") if isinstance(value, dict) else None
-            if p is None or abs(p - self.p) > 1e-12:
+            p = value.get("p") if isinstance(value, dict) else value  # or a float for F.dropout
+            if not isinstance(p, float) or abs(p - self.p) > 1e-12:
                 return Verdict(
                     CheckStatus.failed,
                     f"attribute {name} should be nn.Dropout({self.p}), found {value}",

@@ -168,10 +168,10 @@ def diagnosis_params(ctx: Context, config: Config) -> dict[str, Any]:
         return {}
     params = dict(ctx.spec.diagnosis.params)
     source = params.pop("heads_from", None)
-    if source is not None:
-        where, _, key = source.partition(".")
-        init = config.init if where == "init" else getattr(config.args[int(where[3:])], "init", {})
-        params["heads"] = int((init or {})[key])
+    if source is not None:  # "init.KEY" or "argN.init.KEY"
+        *owner, key = source.split(".")
+        init = config.init if owner == ["init"] else getattr(config.args[int(owner[0][3:])], "init")
+        params["heads"] = int(init[key])
     params.setdefault("function", config.symbol or ctx.spec.symbol)
     width = next((a.shape[-1] for a in config.args if hasattr(a, "shape")), None)
     if "heads" in params and width is not None:

@@ -1,0 +1,35 @@
+"""Shared fixtures: the shipped catalog and a local-backend grader factory."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from grader.backends.local import LocalBackend
+from grader.catalog import Catalog
+from grader.grade import Grader
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def catalog() -> Catalog:
+    return Catalog()
+
+
+@pytest.fixture(scope="session")
+def make_grader(catalog: Catalog) -> Iterator[Callable[..., Grader]]:
+    """Graders on the local backend, one per distinct set of problems and options."""
+    made: dict[tuple[object, ...], Grader] = {}
+
+    def make(problems: list[str] | None = None, seed: int = 0, **overrides: object) -> Grader:
+        key = (tuple(problems or []), seed, tuple(sorted(overrides.items())))
+        if key not in made:
+            made[key] = Grader(catalog, catalog.select(problems), LocalBackend(), seed, overrides)
+        return made[key]
+
+    yield make
+    for grader in made.values():
+        grader.close()

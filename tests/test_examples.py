@@ -1,0 +1,50 @@
+"""The shipped example submissions get exactly their expected scores through the pipeline."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from grader.grade import Grader
+from grader.report import CheckStatus, ProblemStatus
+from tests.conftest import ROOT
+
+PROBLEMS = ["split_heads", "causal_self_attention", "mha_by_loop"]
+EXPECTED = {
+    "alice_complete": {"split_heads": 13, "causal_self_attention": 16, "mha_by_loop": 11},
+    "bob_mistakes": {"split_heads": 7, "causal_self_attention": 8, "mha_by_loop": 3},
+    "carol_partial": {"split_heads": 13, "causal_self_attention": 15, "mha_by_loop": 0},
+}
+
+
+def test_examples_get_their_expected_scores(make_grader: Callable[..., Grader]) -> None:
+    grader = make_grader(PROBLEMS)
+    names = sorted(EXPECTED)
+    reports = grader.grade_many([ROOT / "submissions" / n for n in names], jobs=2)
+    for name, report in zip(names, reports, strict=True):
+        scores = {p.problem: p.score for p in report.problems}
+        assert scores == EXPECTED[name], (name, [p.model_dump() for p in report.problems])
+        assert not report.grader_fault
+
+
+def test_bob_is_told_his_mistakes(make_grader: Callable[..., Grader]) -> None:
+    report = make_grader(PROBLEMS).grade(ROOT / "submissions" / "bob_mistakes")
+    mistakes = {
+        p.problem: {c.diagnosis.mistake for c in p.checks if c.diagnosis and c.diagnosis.mistake}
+        for p in report.problems
+    }
+    assert mistakes == {
+        "split_heads": {"view_no_transpose"},
+        "causal_self_attention": {"scale_sqrt_c"},
+        "mha_by_loop": {"no_causal_mask"},
+    }
+    causal = report.problem("mha_by_loop").checks
+    message = next(c.message for c in causal if c.name.startswith("causal"))
+    assert "attend to the future" in message
+
+
+def test_carol_partial_statuses(make_grader: Callable[..., Grader]) -> None:
+    report = make_grader(PROBLEMS).grade(ROOT / "submissions" / "carol_partial")
+    assert report.problem("mha_by_loop").status is ProblemStatus.not_attempted
+    raises = [c for c in report.problem("causal_self_attention").checks if c.check == "raises"]
+    assert raises[0].status is CheckStatus.failed
+    assert "did not raise" in raises[0].message

@@ -1,0 +1,64 @@
+"""Hostile submissions gain nothing, and the rest of the batch is graded."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from grader.grade import Grader
+from grader.report import CheckStatus, ProblemStatus
+from tests.conftest import ROOT
+
+HOSTILE = ROOT / "tests" / "hostile"
+VALUE_CHECKS = {"allclose", "output_shape", "causality", "gradients", "dropout", "mask_buffer"}
+EXPECTED_STATUS = {
+    "infinite_loop": ProblemStatus.timeout,
+    "os_exit": ProblemStatus.crashed,
+    "segfault": ProblemStatus.crashed,
+    "kills_worker": ProblemStatus.crashed,
+    "fake_report": ProblemStatus.graded,
+    "allclose_patched": ProblemStatus.graded,
+    "fork_at_import": ProblemStatus.graded,
+}
+
+
+def test_hostile_batch(make_grader: Callable[..., Grader]) -> None:
+    grader = make_grader(["causal_self_attention"], problem_seconds=8.0)
+    names = sorted(EXPECTED_STATUS)
+    paths = [HOSTILE / n for n in names] + [ROOT / "submissions" / "alice_complete"]
+    reports = {r.submission: r for r in grader.grade_many(paths, jobs=2)}
+
+    honest = reports["alice_complete"].problem("causal_self_attention")
+    assert honest.score == honest.max_score
+    for name in names:
+        problem = reports[name].problem("causal_self_attention")
+        assert problem.status is EXPECTED_STATUS[name], (name, problem.status, problem.message)
+        assert not reports[name].grader_fault
+        guarded = VALUE_CHECKS if problem.status is not ProblemStatus.graded else {"allclose"}
+        gained = [
+            c.name for c in problem.checks
+            if c.check in guarded and c.status is CheckStatus.passed
+        ]
+        assert not gained, (name, gained)
+    assert not leftover_processes(str(grader.workdir))
+
+
+def leftover_processes(marker: str) -> list[str]:
+    """Command lines of live processes that mention `marker` (zombies excluded)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = (entry / "stat").read_text().split(") ")[-1][:1]
+        except (OSError, ValueError):
+            continue
+        if marker in cmdline and state != "Z":
+            found.append(cmdline)
+    return found
+
+
+def test_printed_report_is_only_a_log(make_grader: Callable[..., Grader]) -> None:
+    grader = make_grader(["causal_self_attention"], problem_seconds=8.0)
+    problem = grader.grade(HOSTILE / "fake_report").problem("causal_self_attention")
+    assert '"score": 16' in problem.stdout
+    assert problem.score < 8
