@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 from grader.checks import CHECKS, Check
 from grader.diagnose import FORMS, MISTAKES
 from grader.paths import PROBLEMS_DIR, REFERENCE_DIR
-from grader.spec import ProblemSpec, SpecError, load_spec
+from grader.spec import ProblemSpec, SpecError, Visibility, load_spec
 
 
 @dataclass
@@ -25,6 +26,11 @@ class Problem:
 
     def checks(self) -> list[Check]:
         return [CHECKS[c.check](c, self.spec) for c in self.spec.checks]
+
+    def restricted(self, visibilities: Collection[Visibility]) -> Problem:
+        """This problem with only its checks of these visibilities (its max score shrinks too)."""
+        checks = [c for c in self.spec.checks if c.visibility in visibilities]
+        return replace(self, spec=self.spec.model_copy(update={"checks": checks}))
 
     @property
     def statement(self) -> str:
@@ -75,8 +81,9 @@ class Catalog:
         for check in spec.checks:
             if check.check not in CHECKS:
                 known = ", ".join(sorted(CHECKS))
-                raise SpecError(f"{path}: check {check.name!r}: unknown check {check.check!r} "
-                                f"(known: {known})")
+                raise SpecError(
+                    f"{path}: check {check.name!r}: unknown check {check.check!r} (known: {known})"
+                )
             try:
                 CHECKS[check.check](check, spec)
             except ValueError as exc:
@@ -93,6 +100,7 @@ class Catalog:
             return list(self.problems.values())
         unknown = [i for i in ids if i not in self.problems]
         if unknown:
-            raise SpecError(f"unknown problem {', '.join(unknown)} (known: "
-                            f"{', '.join(self.problems)})")
+            raise SpecError(
+                f"unknown problem {', '.join(unknown)} (known: {', '.join(self.problems)})"
+            )
         return [self.problems[i] for i in ids]

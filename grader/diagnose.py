@@ -36,6 +36,9 @@ MISTAKES: dict[str, str] = {
     "mask_ignored": "the mask argument is ignored",
     "mask_semantics_inverted": "mask semantics inverted: True treated as 'may attend'",
     "weights_before_softmax": "attention weights returned before the softmax (raw scores)",
+    "qkv_heads_first": "the fused projection split into heads before Q, K and V: each head "
+    "takes its q, k, v from one block of 3 * head_dim channels instead of [Q | K | V]",
+    "causal_mask_added": "a causal mask applied: this attention is bidirectional",
 }
 
 
@@ -94,7 +97,7 @@ def attend(
     scores = q @ k.transpose(-2, -1) / scale
     t = q.shape[-2]
     blocked = None
-    if causal and knobs.mistake != "no_causal_mask":
+    if (causal or knobs.mistake == "causal_mask_added") and knobs.mistake != "no_causal_mask":
         offset = {"diagonal_masked": 0, "future_one_step": 2}.get(knobs.mistake or "", 1)
         blocked = torch.ones(t, t, dtype=torch.bool, device=q.device).triu(offset)
         if knobs.mistake == "inverted_mask":
@@ -132,8 +135,14 @@ def form_fused(
     x = args[p.get("x_arg", 0)]
     heads = int(p["heads"])
     c = x.shape[-1]
-    qkv = linear(x, w, p.get("qkv", "qkv")).split(c, dim=-1)
-    q, key, v = (split(qkv[i], heads, k) for i in k.qkv_order)
+    projected = linear(x, w, p.get("qkv", "qkv"))
+    if k.mistake == "qkv_heads_first":
+        b, t, _ = x.shape
+        per_head = projected.reshape(b, t, heads, 3 * (c // heads)).transpose(1, 2)
+        q, key, v = per_head.chunk(3, dim=-1)
+    else:
+        qkv = projected.split(c, dim=-1)
+        q, key, v = (split(qkv[i], heads, k) for i in k.qkv_order)
     out, weights = attend(q, key, v, k, bool(p.get("causal", True)), c, kw.get("mask"))
     y = merge(out, k if k.mistake == "merge_no_transpose" else Knobs())
     y = y if k.mistake == "no_out_proj" else linear(y, w, p.get("proj", "proj"))
@@ -149,7 +158,7 @@ def form_separate(
     names = [p["q"], p["k"], p["v"]]
     projected = [linear(x, w, names[i]) for i in k.qkv_order]
     q, key, v = (split(t, heads, k) for t in projected)
-    width = int(p.get("width", x.shape[-1]))
+    width = int(p.get("width", projected[0].shape[-1]))
     out, weights = attend(q, key, v, k, bool(p.get("causal", False)), width, kw.get("mask"))
     y = merge(out, k if k.mistake == "merge_no_transpose" else Knobs())
     if k.mistake != "no_out_proj" and p.get("o"):
@@ -157,10 +166,32 @@ def form_separate(
     return (y, weights) if p.get("returns_weights") else y
 
 
+def form_single(
+    w: dict[str, torch.Tensor], args: list[Any], kw: dict[str, Any], p: dict[str, Any], k: Knobs
+) -> Any:
+    """One head, causal or not: Q, K, V projections (optionally biased) from d_in to d_out, scores
+    scaled by sqrt(d_out), no output projection; `prefix` names the head's layers."""
+    x = args[0]
+    names = [p.get("prefix", "") + p[name] for name in ("q", "k", "v")]
+    q, key, v = (linear(x, w, names[i]) for i in k.qkv_order)
+    out, _ = attend(q, key, v, k, bool(p.get("causal", False)), x.shape[-1])
+    return out
+
+
+def form_stack(
+    w: dict[str, torch.Tensor], args: list[Any], kw: dict[str, Any], p: dict[str, Any], k: Knobs
+) -> Any:
+    """A stack of single heads `heads.{i}`, their outputs concatenated on the last dim."""
+    outs = [form_single(w, args, kw, {**p, "prefix": f"heads.{i}."}, k) for i in range(p["heads"])]
+    return torch.cat(outs, dim=-1)
+
+
 FORMS: dict[str, Callable[..., Any]] = {
     "split_heads": form_split_heads,
     "fused": form_fused,
     "separate": form_separate,
+    "single": form_single,
+    "stack": form_stack,
 }
 
 

@@ -116,9 +116,7 @@ class Grader:
             run = self.run_worker(attempted, staged.path, scratch)
             sources = read_sources(staged.path)
             reports = self.judge(attempted, run, scratch / "out", sources)
-        problems = [
-            reports.get(p.spec.id) or self.not_attempted(p) for p in self.problems
-        ]
+        problems = [reports.get(p.spec.id) or self.not_attempted(p) for p in self.problems]
         notes = list(staged.notes)
         if run is not None and run.oom_killed:
             notes.append("the worker ran out of memory")
@@ -179,15 +177,20 @@ class Grader:
 
     def not_attempted(self, problem: Problem) -> ProblemReport:
         return ProblemReport(
-            problem=problem.spec.id, title=problem.spec.title,
-            status=ProblemStatus.not_attempted, score=0, max_score=problem.spec.max_score,
+            problem=problem.spec.id,
+            title=problem.spec.title,
+            status=ProblemStatus.not_attempted,
+            score=0,
+            max_score=problem.spec.max_score,
             message=f"no {problem.spec.entry} in the submission",
         )
 
     def fault(self, problem: Problem, message: str) -> ProblemReport:
         return ProblemReport(
-            problem=problem.spec.id, title=problem.spec.title,
-            status=ProblemStatus.grader_error, score=0, max_score=problem.spec.max_score,
+            problem=problem.spec.id,
+            title=problem.spec.title,
+            status=ProblemStatus.grader_error,
+            score=0,
+            max_score=problem.spec.max_score,
             message=message,
         )
-

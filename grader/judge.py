@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import traceback
 
-from grader.checks import Context, Failure, Verdict
+from grader.checks import Check, Context, Failure, Verdict
 from grader.prepare import Prepared
 from grader.report import CheckReport, CheckStatus, ProblemReport, ProblemStatus
 from grader.results import ProblemRun
@@ -12,20 +12,39 @@ from grader.results import ProblemRun
 
 def judge_problem(prepared: Prepared, run: ProblemRun, sources: dict[str, str]) -> ProblemReport:
     spec = prepared.problem.spec
-    base = {"problem": spec.id, "title": spec.title, "max_score": spec.max_score}
-    logs = {"stdout": run.stdout, "stderr": run.stderr}
-    seconds = run.exit.seconds if run.exit else None
     if run.import_error is not None:
         message = f"importing {spec.entry} raised {run.import_error.summary()}"
-        return ProblemReport(
-            **base, status=ProblemStatus.import_error, score=0, message=message,
-            checks=[zero(prepared, i, CheckStatus.error, message) for i in range(len(prepared.checks))],
-            seconds=seconds, **logs,
-        )
-    ctx = Context(spec, prepared.plan, run, prepared.reference, sources)
-    checks = []
+        verdict = Verdict(CheckStatus.error, message)
+        checks = [check_report(c, verdict) for c in prepared.checks]
+        status = ProblemStatus.import_error
+    else:
+        checks, fault = judge_checks(prepared, run, sources)
+        status, message = problem_status(prepared, run, checks)
+        if fault is not None:
+            status, message = ProblemStatus.grader_error, fault
+    zeroed = status in (ProblemStatus.forbidden_api, ProblemStatus.grader_error)
+    return ProblemReport(
+        problem=spec.id,
+        title=spec.title,
+        status=status,
+        score=0.0 if zeroed else sum(c.points for c in checks),
+        max_score=spec.max_score,
+        checks=checks,
+        message=message,
+        seconds=run.exit.seconds if run.exit else None,
+        stdout=run.stdout,
+        stderr=run.stderr,
+    )
+
+
+def judge_checks(
+    prepared: Prepared, run: ProblemRun, sources: dict[str, str]
+) -> tuple[list[CheckReport], str | None]:
+    """Every check's report, and the grader's own failure if a check broke."""
+    ctx = Context(prepared.problem.spec, prepared.plan, run, prepared.reference, sources)
+    reports = []
     fault = None
-    for index, check in enumerate(prepared.checks):
+    for check in prepared.checks:
         try:
             verdict = check.judge(ctx)
         except Failure as failure:
@@ -33,24 +52,21 @@ def judge_problem(prepared: Prepared, run: ProblemRun, sources: dict[str, str]) 
         except Exception as exc:  # a bug in a check is the grader's fault
             fault = f"check {check.spec.name!r} failed: {exc!r}\n{traceback.format_exc(limit=4)}"
             verdict = Verdict(CheckStatus.skipped, "not judged: the grader failed on this check")
-        points = check.spec.points if verdict.status is CheckStatus.passed else 0.0
-        checks.append(
-            CheckReport(
-                name=check.spec.name, check=check.spec.check, status=verdict.status,
-                points=points, max_points=check.spec.points,
-                visibility=check.spec.visibility, message=verdict.message,
-                diagnosis=verdict.diagnosis,
-            )
-        )
-    status, message = problem_status(prepared, run, checks)
-    if fault is not None:
-        status, message = ProblemStatus.grader_error, fault
-    score = 0.0 if status in (ProblemStatus.forbidden_api, ProblemStatus.grader_error) else sum(
-        c.points for c in checks
-    )
-    return ProblemReport(
-        **base, status=status, score=score, checks=checks, message=message, seconds=seconds,
-        **logs,
+        reports.append(check_report(check, verdict))
+    return reports, fault
+
+
+def check_report(check: Check, verdict: Verdict) -> CheckReport:
+    spec = check.spec
+    return CheckReport(
+        name=spec.name,
+        check=spec.check,
+        status=verdict.status,
+        points=spec.points if verdict.status is CheckStatus.passed else 0.0,
+        max_points=spec.points,
+        visibility=spec.visibility,
+        message=verdict.message,
+        diagnosis=verdict.diagnosis,
     )
 
 
@@ -78,11 +94,3 @@ def problem_status(
     if missing:
         return ProblemStatus.crashed, "the candidate's process ended early (e.g. os._exit)"
     return ProblemStatus.graded, ""
-
-
-def zero(prepared: Prepared, index: int, status: CheckStatus, message: str) -> CheckReport:
-    spec = prepared.checks[index].spec
-    return CheckReport(
-        name=spec.name, check=spec.check, status=status, points=0, max_points=spec.points,
-        visibility=spec.visibility, message=message,
-    )

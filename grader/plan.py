@@ -190,7 +190,7 @@ class Plan:
             "init": config.init,
             "calls": [{"args": self.args(config), "kwargs": self.mask_kwargs(config)}],
         }
-        result, tensors = worker.run_probe(self.reference, probe, self.tensors)
+        result, _ = worker.run_probe(self.reference, probe, self.tensors)
         if result["error"] is not None:
             raise RuntimeError(
                 f"{self.spec.id}: reference failed on {config.id}: {result['error']}"

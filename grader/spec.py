@@ -31,6 +31,16 @@ class Tolerance(Strict):
     rtol: float = Field(ge=0)
 
 
+Precision = Literal["float32", "float64"]
+
+
+def default_tolerance() -> dict[Precision, Tolerance]:
+    return {
+        "float32": Tolerance(atol=1e-5, rtol=1e-4),
+        "float64": Tolerance(atol=1e-10, rtol=1e-8),
+    }
+
+
 class TensorArg(Strict):
     """A random normal tensor of this shape, drawn from the run's seed."""
 
@@ -88,12 +98,7 @@ class ProblemSpec(Strict):
     reference: str | None = Field(None, description="File in reference_solutions/ (default: id).")
     forbidden: list[str] = Field(default_factory=list)
     forbidden_zeroes_problem: bool = True
-    tolerance: dict[Literal["float32", "float64"], Tolerance] = Field(
-        default_factory=lambda: {
-            "float32": Tolerance(atol=1e-5, rtol=1e-4),
-            "float64": Tolerance(atol=1e-10, rtol=1e-8),
-        }
-    )
+    tolerance: dict[Precision, Tolerance] = Field(default_factory=default_tolerance)
     limits: Limits = Field(default_factory=Limits)
     configs: list[Config] = Field(min_length=1)
     checks: list[CheckSpec] = Field(min_length=1)

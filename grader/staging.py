@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,15 +19,13 @@ class Staged:
     notes: list[str] = field(default_factory=list)
 
 
-def stage_submission(source: Path, dest: Path) -> Staged:
-    """Copy the submission's regular Python files (no links, at most 1 MiB each) to `dest`."""
-    digest = hashlib.sha256()
+def submission_files(source: Path) -> tuple[list[Path], list[str]]:
+    """The submission's regular Python files (relative, in hashing order) and notes on the rest."""
+    files: list[Path] = []
     notes: list[str] = []
-    dest.mkdir(parents=True, exist_ok=True)
-    count = 0
-    for folder, dirs, files in os.walk(source, followlinks=False):
+    for folder, dirs, names in os.walk(source, followlinks=False):
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS and not d.startswith("."))
-        for name in sorted(f for f in files if f.endswith(".py")):
+        for name in sorted(f for f in names if f.endswith(".py")):
             path = Path(folder) / name
             relative = path.relative_to(source)
             if path.is_symlink() or not path.is_file():
@@ -38,12 +35,34 @@ def stage_submission(source: Path, dest: Path) -> Staged:
             if size > MAX_FILE_BYTES:
                 notes.append(f"{relative}: {size} bytes, over the 1 MiB limit; left out")
                 continue
-            count += 1
-            if count > MAX_FILES:
+            if len(files) == MAX_FILES:
                 notes.append(f"more than {MAX_FILES} Python files; the rest are left out")
-                return Staged(dest, digest.hexdigest(), notes)
-            target = dest / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, target)
-            digest.update(str(relative).encode() + b"\0" + path.read_bytes() + b"\0")
+                return files, notes
+            files.append(relative)
+    return files, notes
+
+
+def _digest_entry(relative: Path, data: bytes) -> bytes:
+    return str(relative).encode() + b"\0" + data + b"\0"
+
+
+def content_hash(source: Path) -> str:
+    """The sha256 of what staging would copy: the same value a report's content_hash holds."""
+    digest = hashlib.sha256()
+    for relative in submission_files(source)[0]:
+        digest.update(_digest_entry(relative, (source / relative).read_bytes()))
+    return digest.hexdigest()
+
+
+def stage_submission(source: Path, dest: Path) -> Staged:
+    """Copy the submission's regular Python files (no links, at most 1 MiB each) to `dest`."""
+    digest = hashlib.sha256()
+    dest.mkdir(parents=True, exist_ok=True)
+    files, notes = submission_files(source)
+    for relative in files:
+        data = (source / relative).read_bytes()
+        target = dest / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        digest.update(_digest_entry(relative, data))
     return Staged(dest, digest.hexdigest(), notes)

@@ -61,8 +61,11 @@ def judge_mutant(problem: Problem, mutant: Mutant, report: SubmissionReport) -> 
         elif check.status is CheckStatus.passed:
             misses.append(f"passed {name!r}")
     got = {c.diagnosis.mistake for c in checks.values() if c.diagnosis and c.diagnosis.mistake}
-    misses += [f"no diagnosis {d!r} (got {sorted(got) or 'none'})"
-               for d in mutant.diagnoses if d not in got]
+    misses += [
+        f"no diagnosis {d!r} (got {sorted(got) or 'none'})"
+        for d in mutant.diagnoses
+        if d not in got
+    ]
     score = report.problem(problem.spec.id)
     if score.status is ProblemStatus.grader_error:
         misses.append(f"grader error: {score.message[:300]}")
@@ -104,11 +107,20 @@ def validate_problems(
                     outcomes.append(judge_mutant(problem, mutant, report))
                 elif kind == "reference":
                     failed = [c.name for c in result.checks if c.status is not CheckStatus.passed]
-                    detail = "full marks" if full else f"{result.status}: lost {failed} {result.message}"
+                    detail = (
+                        "full marks" if full else f"{result.status}: lost {failed} {result.message}"
+                    )
                     outcomes.append(Outcome(problem.spec.id, kind, name, full, detail))
                 else:
-                    outcomes.append(Outcome(problem.spec.id, kind, name, not full,
-                                            f"{result.score:g}/{result.max_score:g}"))
+                    outcomes.append(
+                        Outcome(
+                            problem.spec.id,
+                            kind,
+                            name,
+                            not full,
+                            f"{result.score:g}/{result.max_score:g}",
+                        )
+                    )
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return outcomes

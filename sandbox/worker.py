@@ -384,7 +384,13 @@ def describe_error(
 # ---------------------------------------------------------------------------- worker process
 
 
-def run_problem(problem: dict[str, Json], submission: str, out: Path, data_fd: int) -> None:
+def run_problem(
+    problem: dict[str, Json],
+    inputs: dict[str, torch.Tensor],
+    submission: str,
+    out: Path,
+    data_fd: int,
+) -> None:
     """Child process: import the candidate's entry file and run every probe of one problem."""
     os.close(data_fd)
     os.setsid()
@@ -394,7 +400,6 @@ def run_problem(problem: dict[str, Json], submission: str, out: Path, data_fd: i
         os.dup2(target, fd)
         os.close(target)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    inputs = load_file(str(Path(problem["job_dir"]) / "inputs.safetensors"))
     recorder = Recorder()
     recorder.install(problem.get("traces", []))
     os.chdir(submission)
@@ -487,6 +492,7 @@ def main(argv: list[str] | None = None) -> int:
     forbid_proc_access()
     torch.set_num_threads(1)
     job = json.loads((args.job / "job.json").read_text())
+    inputs = load_file(str(args.job / "inputs.safetensors"))
     submission = os.path.realpath(args.submission)
     report: dict[str, Json] = {
         "version": PROTOCOL_VERSION,
@@ -499,12 +505,11 @@ def main(argv: list[str] | None = None) -> int:
         folder.mkdir(parents=True, exist_ok=True)
         for stale in folder.iterdir():
             stale.unlink()
-        problem = {**problem, "job_dir": str(args.job)}
         start = time.monotonic()
         pid = os.fork()
         if pid == 0:
             try:
-                run_problem(problem, submission, args.out, data_fd)
+                run_problem(problem, inputs, submission, args.out, data_fd)
             finally:
                 os._exit(70)
         code, sig, timed_out = wait_child(pid, float(problem["timeout"]))

@@ -36,8 +36,7 @@ def test_hostile_batch(make_grader: Callable[..., Grader]) -> None:
         assert not reports[name].grader_fault
         guarded = VALUE_CHECKS if problem.status is not ProblemStatus.graded else {"allclose"}
         gained = [
-            c.name for c in problem.checks
-            if c.check in guarded and c.status is CheckStatus.passed
+            c.name for c in problem.checks if c.check in guarded and c.status is CheckStatus.passed
         ]
         assert not gained, (name, gained)
     assert not leftover_processes(str(grader.workdir))

@@ -4,15 +4,19 @@ It keeps a runaway submission from taking the machine down (CPU, memory, file si
 count, a wall clock that kills the whole process group) and hides the host's environment, but
 the candidate's code runs as your user and can read whatever you can. Use it for your own
 code, for tests, and where no Docker engine runs; grade untrusted code with `--backend docker`.
+Given a `user` (the grader running as root, e.g. in a Gradescope container), the worker runs
+as that unprivileged account: it cannot read or write what only root can.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import pwd
 import resource
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -56,23 +60,43 @@ def read_capped(path: Path, limit: int) -> str:
     return text + ("\n[... truncated]" if len(data) > limit else "")
 
 
+def hand_over(readable: list[Path], writable: list[Path], user: pwd.struct_passwd) -> None:
+    """Let `user` traverse (not list) the folders above these paths, and own the writable ones.
+
+    The readable trees are the grader's own copies (world-readable files); the job's inputs may
+    be a hard link to the batch's file, so they are never chowned."""
+    for top in readable + writable:
+        for parent in top.resolve().parents:
+            mode = parent.stat().st_mode
+            if not mode & stat.S_IXOTH:
+                parent.chmod(stat.S_IMODE(mode) | stat.S_IXOTH)
+    for top in writable:
+        os.chown(top, user.pw_uid, user.pw_gid)
+
+
 class LocalBackend:
     """Runs the worker with this interpreter, in a new process group, with rlimits."""
 
     name = "local"
 
+    def __init__(self, user: str | None = None) -> None:
+        self.user = pwd.getpwnam(user) if user is not None else None
+
     def describe(self) -> dict[str, str]:
         import torch
 
-        return {"backend": self.name, "torch": torch.__version__, "isolation": "none (rlimits)"}
+        isolation = "none (rlimits)" if self.user is None else f"user {self.user.pw_name} (rlimits)"
+        return {"backend": self.name, "torch": torch.__version__, "isolation": isolation}
 
     def run(self, job: WorkerJob) -> WorkerRun:
         limits = job.limits
         home = tempfile.mkdtemp(prefix="grader-home-")
+        worker_home = Path(home) / "home" if self.user is not None else Path(home)
+        worker_home.mkdir(exist_ok=True)
         env = {
             "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "HOME": home,
-            "TMPDIR": home,
+            "HOME": str(worker_home),
+            "TMPDIR": str(worker_home),
             "LANG": "C.UTF-8",
             "OMP_NUM_THREADS": "1",
             "MKL_NUM_THREADS": "1",
@@ -80,17 +104,39 @@ class LocalBackend:
             "PYTHONHASHSEED": "0",
         }
         command = [
-            sys.executable, "-I", str(WORKER_FILE), "--job", str(job.job_dir),
-            "--submission", str(job.submission_dir), "--out", str(job.out_dir),
+            sys.executable,
+            "-I",
+            str(WORKER_FILE),
+            "--job",
+            str(job.job_dir),
+            "--submission",
+            str(job.submission_dir),
+            "--out",
+            str(job.out_dir),
         ]
         processes = own_process_count() + limits.pids
         job.out_dir.mkdir(parents=True, exist_ok=True)
+        if self.user is not None:
+            hand_over([job.submission_dir, job.job_dir], [job.out_dir, worker_home], self.user)
+            command = [
+                "setpriv",
+                f"--reuid={self.user.pw_uid}",
+                f"--regid={self.user.pw_gid}",
+                "--clear-groups",
+                "--",
+                *command,
+            ]
         stdout_path, stderr_path = Path(home) / "stdout", Path(home) / "stderr"
         start = time.monotonic()
         with stdout_path.open("wb") as out, stderr_path.open("wb") as err:
             proc = subprocess.Popen(
-                command, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env,
-                cwd=job.submission_dir, start_new_session=True,
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                env=env,
+                cwd=job.submission_dir,
+                start_new_session=True,
             )
             timed_out = False
             try:

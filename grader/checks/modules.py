@@ -37,7 +37,8 @@ class DistinctHeads(Inspecting):
         if len(children) != count:
             return Verdict(
                 CheckStatus.failed,
-                f"{name} holds {len(children)} modules, expected {count} ({self.params.count_from})",
+                f"{name} holds {len(children)} modules, expected {count} "
+                f"({self.params.count_from})",
             )
         first: dict[int, str] = {}
         for child in children:

@@ -9,7 +9,7 @@ from grader.checks.values import passed
 from grader.report import CheckStatus
 
 DYNAMIC = {"eval", "exec", "compile", "__import__", "importlib", "vars", "globals", "locals"}
-REFLECTIVE = {"getattr", "setattr", "hasattr", "delattr"}
+REFLECTIVE = {"getattr", "hasattr"}
 
 
 def parse(ctx: Context, name: str) -> ast.Module | None:
@@ -37,7 +37,8 @@ def forbidden_uses(tree: ast.Module, names: set[str]) -> list[tuple[int, str]]:
         elif isinstance(node, ast.Attribute) and node.attr in names | {"_C", "__dict__"}:
             found.append((line, node.attr))
         elif isinstance(node, ast.alias) and (
-            node.name.split(".")[-1] in names or "_C" in node.name.split(".")
+            node.name.split(".")[-1] in names
+            or "_C" in node.name.split(".")
             or node.name.split(".")[0] == "importlib"
         ):
             found.append((line, node.name))
@@ -55,6 +56,7 @@ def forbidden_uses(tree: ast.Module, names: set[str]) -> list[tuple[int, str]]:
             and node.func.id in REFLECTIVE
             and len(node.args) > 1
             and not isinstance(node.args[1], ast.Constant)
+            and not (isinstance(node.args[0], ast.Name) and node.args[0].id == "self")
         ):
             found.append((line, f"{node.func.id} with a computed name"))
     return sorted(set(found))
@@ -138,9 +140,7 @@ class PythonLoop(Check):
         function = find_function(tree, self.params.function) if tree else None
         if function is None:
             return Verdict(CheckStatus.failed, f"no function {self.params.function} found")
-        loops = [
-            n for n in ast.walk(function) if isinstance(n, LOOPS) and not fixed_count(n)
-        ]
+        loops = [n for n in ast.walk(function) if isinstance(n, LOOPS) and not fixed_count(n)]
         if self.params.loop and not loops:
             return Verdict(
                 CheckStatus.failed, f"{self.params.function} has no Python loop over the heads"

@@ -5,11 +5,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from pydantic import Field
+
 from grader.checks.base import Check, Context, Failure, NoParams, Verdict, register
 from grader.checks.values import describe, passed
 from grader.plan import Plan
 from grader.report import CheckStatus
-from grader.results import InspectInfo
+from grader.results import InspectInfo, TensorOut
 from grader.spec import Config
 
 
@@ -113,10 +115,12 @@ class MaskBuffer(Inspecting):
         except Failure as failure:
             return Verdict(CheckStatus.failed, f"forward after .double() failed: {failure.message}")
         want = ctx.reference(self.double).data.calls[0].outputs[0]
-        if out.kind != "tensor" or out.dtype != want.dtype:
-            got = out.dtype if out.kind == "tensor" else out.type
+        assert isinstance(want, TensorOut)
+        if not isinstance(out, TensorOut) or out.dtype != want.dtype:
+            kind = out.dtype if isinstance(out, TensorOut) else out.type
             return Verdict(
-                CheckStatus.failed, f"forward after .double() returned {got}, expected {want.dtype}"
+                CheckStatus.failed,
+                f"forward after .double() returned {kind}, expected {want.dtype}",
             )
         names = ", ".join(b.name for b in got.buffers)
         return passed(f"buffer {names} moves with the module")
@@ -125,7 +129,7 @@ class MaskBuffer(Inspecting):
 class RaisesParams(NoParams):
     init: dict[str, Any] | None = None
     config: str | None = None
-    exceptions: list[str] = ["ValueError", "AssertionError"]
+    exceptions: list[str] = Field(default_factory=lambda: ["ValueError", "AssertionError"])
 
 
 @register("raises")
@@ -143,7 +147,11 @@ class Raises(Check):
             args = ", ".join(f"{k}={v}" for k, v in (self.params.init or {}).items())
             self.stage, self.what = "init", f"constructing with {args}"
             self.probe = plan.probe(
-                init=self.params.init, weights=None, setup=[], mode="eval", calls=[],
+                init=self.params.init,
+                weights=None,
+                setup=[],
+                mode="eval",
+                calls=[],
                 expect_error=True,
             )
 

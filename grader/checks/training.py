@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import torch
+from pydantic import Field
 
 from grader.checks.base import Check, ConfigParams, Context, Failure, NoParams, Verdict, register
 from grader.checks.values import passed
@@ -14,7 +15,7 @@ from grader.report import CheckStatus
 class DropoutParams(NoParams):
     config: str
     argument: str = "dropout"
-    attributes: list[str] = []
+    attributes: list[str] = Field(default_factory=list)
 
 
 @register("dropout")
@@ -38,7 +39,11 @@ class Dropout(Check):
     def judge(self, ctx: Context) -> Verdict:
         first, second = ctx.output(self.eval, 0), ctx.output(self.eval, 1)
         if first.shape != second.shape or not torch.allclose(
-            first, second, atol=0, rtol=0, equal_nan=True  # NaNs in the same places are equal
+            first,
+            second,
+            atol=0,
+            rtol=0,
+            equal_nan=True,  # NaNs in the same places are equal
         ):
             return Verdict(
                 CheckStatus.failed,
@@ -50,8 +55,8 @@ class Dropout(Check):
         if first.shape != want.shape or not torch.allclose(first, want, atol=1e-5, rtol=1e-4):
             return Verdict(
                 CheckStatus.failed,
-                "eval-mode output with dropout > 0 differs from the "
-                "reference: dropout must be the identity in eval mode",
+                f"eval-mode output with dropout={self.p} differs from the reference: dropout "
+                "must be the identity in eval mode (if the value checks fail too, fix those first)",
             )
         if torch.equal(ctx.output(self.train, 0), ctx.output(self.train, 1)):
             return Verdict(

@@ -10,7 +10,7 @@ from grader import diagnose
 from grader.checks.base import Check, ConfigParams, Context, Failure, Verdict, register
 from grader.plan import Dtype, Plan
 from grader.report import CheckStatus, Diagnosis
-from grader.spec import Config
+from grader.spec import Config, ModuleArg, TensorArg
 
 
 def passed(message: str = "") -> Verdict:
@@ -30,7 +30,8 @@ class PerConfig(Check):
         self.probes = {c.id: plan.call_probe(c, dtype=self.dtype()) for c in self.configs()}
 
     def dtype(self) -> Dtype:
-        return getattr(self.params, "dtype", "float32")  # type: ignore[no-any-return]
+        dtype: Dtype = getattr(self.params, "dtype", "float32")
+        return dtype
 
     def judge(self, ctx: Context) -> Verdict:
         problems = []
@@ -44,7 +45,10 @@ class PerConfig(Check):
             if found is not None:
                 message, diagnosis_here = found
                 problems.append(f"config {config.id} ({describe(config)}): {message}")
-                diagnosis = diagnosis or diagnosis_here
+                # the first config's diagnosis, unless a later one names a mistake
+                named = diagnosis_here is not None and diagnosis_here.mistake is not None
+                if diagnosis is None or (diagnosis.mistake is None and named):
+                    diagnosis = diagnosis_here
         if problems:
             return Verdict(CheckStatus.failed, "\n".join(problems), diagnosis)
         return passed(f"{len(self.configs())} configs agree")
@@ -170,10 +174,12 @@ def diagnosis_params(ctx: Context, config: Config) -> dict[str, Any]:
     source = params.pop("heads_from", None)
     if source is not None:  # "init.KEY" or "argN.init.KEY"
         *owner, key = source.split(".")
-        init = config.init if owner == ["init"] else getattr(config.args[int(owner[0][3:])], "init")
+        arg = None if owner == ["init"] else config.args[int(owner[0][3:])]
+        init = arg.init if isinstance(arg, ModuleArg) else config.init
+        assert init is not None, f"{ctx.spec.id}: heads_from {source!r} names no init"
         params["heads"] = int(init[key])
     params.setdefault("function", config.symbol or ctx.spec.symbol)
-    width = next((a.shape[-1] for a in config.args if hasattr(a, "shape")), None)
+    width = next((a.shape[-1] for a in config.args if isinstance(a, TensorArg)), None)
     if "heads" in params and width is not None:
         params["head_dim"] = width // params["heads"]
     return params
@@ -255,7 +261,10 @@ class Causality(Check):
             perturbed = x.clone()
             perturbed[:, cut + 1 :] += plan.tensors[noise][:, cut + 1 :]
             changed = list(args)
-            changed[position] = {**args[position], "tensor": plan.put(f"future/{config.id}", perturbed)}
+            changed[position] = {
+                **args[position],
+                "tensor": plan.put(f"future/{config.id}", perturbed),
+            }
             self.probes[config.id] = (plan.call_probe(config, args=args, more_args=[changed]), cut)
 
     def judge(self, ctx: Context) -> Verdict:

@@ -1,0 +1,44 @@
+"""The course config (`course.toml`): when the checks marked `after_due_date` are revealed."""
+
+from __future__ import annotations
+
+import tomllib
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+
+class CourseError(Exception):
+    """A course config that cannot be used."""
+
+
+class Course(BaseModel):
+    """`due = 2026-12-01T23:59:00Z`: after it, `after_due_date` checks are shown to candidates."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = ""
+    due: datetime | None = None
+
+    @field_validator("due")
+    @classmethod
+    def _aware(cls, due: datetime | None) -> datetime | None:
+        if due is not None and due.tzinfo is None:
+            raise ValueError("give the due date a time zone, e.g. 2026-12-01T23:59:00Z")
+        return due
+
+    def past_due(self, now: datetime | None = None) -> bool:
+        return self.due is not None and (now or datetime.now(UTC)) >= self.due
+
+
+def load_course(path: Path) -> Course:
+    try:
+        return Course.model_validate(tomllib.loads(path.read_text(encoding="utf-8")))
+    except (OSError, tomllib.TOMLDecodeError, ValidationError) as exc:
+        raise CourseError(f"{path}: {exc}") from exc
+
+
+def reveal_after_due(reveal: bool, course: Course | None, now: datetime | None = None) -> bool:
+    """Whether candidates see the `after_due_date` checks: asked for, or the due date passed."""
+    return reveal or (course is not None and course.past_due(now))

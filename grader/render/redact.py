@@ -1,0 +1,57 @@
+"""The candidate's view of a report: what a candidate-facing output may show.
+
+Withheld checks (always `hidden`; `after_due_date` until revealed) keep their status and
+points, so totals add up, but lose their name, message and diagnosis. The candidate code's
+logs and the grader's own error details are for instructors only.
+"""
+
+from __future__ import annotations
+
+from grader.report import CheckReport, ProblemReport, ProblemStatus, SubmissionReport
+from grader.spec import Visibility
+
+GRADER_FAULT = "the grader failed here (not your fault): your instructor's report has the details"
+WITHHELD = "withheld"  # the `check` field of a withheld check in a candidate's view
+
+
+def withheld(check: CheckReport, reveal_after_due: bool) -> bool:
+    if check.visibility is Visibility.hidden:
+        return True
+    return check.visibility is Visibility.after_due_date and not reveal_after_due
+
+
+def withheld_name(visibility: Visibility, number: int) -> str:
+    if visibility is Visibility.hidden:
+        return f"hidden check {number}"
+    return f"check {number} (shown after the due date)"
+
+
+def redact_problem(problem: ProblemReport, reveal_after_due: bool) -> ProblemReport:
+    checks = []
+    count = 0
+    for check in problem.checks:
+        if withheld(check, reveal_after_due):
+            count += 1
+            check = check.model_copy(update={
+                "name": withheld_name(check.visibility, count), "check": WITHHELD,
+                "message": "", "diagnosis": None,
+            })
+        checks.append(check)
+    message = GRADER_FAULT if problem.status is ProblemStatus.grader_error else problem.message
+    return problem.model_copy(
+        update={"checks": checks, "message": message, "stdout": "", "stderr": ""}
+    )
+
+
+def candidate_view(report: SubmissionReport, reveal_after_due: bool = False) -> SubmissionReport:
+    """A redacted deep copy of `report`: render every candidate-facing output from it."""
+    copy = report.model_copy(deep=True)
+    message = GRADER_FAULT if copy.message.startswith("grader error") else copy.message
+    problems = [redact_problem(p, reveal_after_due) for p in copy.problems]
+    return copy.model_copy(update={"problems": problems, "message": message})
+
+
+def withheld_points(problem: ProblemReport) -> tuple[int, float]:
+    """How many checks of a candidate's view are withheld, and what they are worth."""
+    hidden = [c for c in problem.checks if c.check == WITHHELD]
+    return len(hidden), sum(c.max_points for c in hidden)

@@ -1,0 +1,51 @@
+"""`grader check`: a candidate grades their own work, quickly, on the checks they may see."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from grader.backends.base import Backend
+from grader.catalog import Catalog, Problem
+from grader.grade import Grader
+from grader.render.redact import candidate_view
+from grader.report import SubmissionReport
+from grader.spec import Visibility
+
+
+def shown_visibilities(reveal_after_due: bool) -> set[Visibility]:
+    return {Visibility.visible, Visibility.after_due_date} if reveal_after_due else {
+        Visibility.visible
+    }
+
+
+def unseen_checks(problems: list[Problem], shown: set[Visibility]) -> dict[str, tuple[int, float]]:
+    """Per problem: how many checks a candidate cannot run, and what they are worth."""
+    unseen = {}
+    for problem in problems:
+        hidden = [c for c in problem.spec.checks if c.visibility not in shown]
+        unseen[problem.spec.id] = (len(hidden), sum(c.points for c in hidden))
+    return unseen
+
+
+def attempted(catalog: Catalog, path: Path) -> list[Problem]:
+    """The problems whose entry file is in `path` (all of them when there is none)."""
+    found = [p for p in catalog.problems.values() if (path / p.spec.entry).is_file()]
+    return found or list(catalog.problems.values())
+
+
+def check_submission(
+    path: Path,
+    catalog: Catalog,
+    problems: list[Problem],
+    backend: Backend,
+    seed: int,
+    reveal_after_due: bool = False,
+) -> tuple[SubmissionReport, dict[str, tuple[int, float]]]:
+    """Grade `path` on the shown checks only; the candidate's view and the unseen checks."""
+    shown = shown_visibilities(reveal_after_due)
+    grader = Grader(catalog, [p.restricted(shown) for p in problems], backend, seed)
+    try:
+        report = grader.grade(path)
+    finally:
+        grader.close()
+    return candidate_view(report, reveal_after_due), unseen_checks(problems, shown)

@@ -1,0 +1,32 @@
+# expect-fail: honours padding, per-head and causal masks
+# expect-fail: masked positions get zero weight
+# expect-diagnosis: mask_ignored
+"""Takes a mask argument and never uses it."""
+
+import math
+
+import torch
+from torch import nn
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_model, num_heads, dropout=0.1):
+        super().__init__()
+        if d_model % num_heads != 0:
+            raise ValueError("d_model must be divisible by num_heads")
+        self.num_heads = num_heads
+        self.head_dim = d_model // num_heads
+        self.W_q = nn.Linear(d_model, d_model, bias=False)
+        self.W_k = nn.Linear(d_model, d_model, bias=False)
+        self.W_v = nn.Linear(d_model, d_model, bias=False)
+        self.W_o = nn.Linear(d_model, d_model, bias=False)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x, mask=None):
+        B, T, C = x.shape
+        q = self.W_q(x).view(B, T, self.num_heads, self.head_dim).transpose(1, 2)
+        k = self.W_k(x).view(B, T, self.num_heads, self.head_dim).transpose(1, 2)
+        v = self.W_v(x).view(B, T, self.num_heads, self.head_dim).transpose(1, 2)
+        weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(self.head_dim), dim=-1)
+        y = (self.dropout(weights) @ v).transpose(1, 2).contiguous().view(B, T, C)
+        return self.W_o(y), weights

@@ -1,0 +1,48 @@
+"""Reference: multi-head attention as a stack of independent causal heads."""
+
+import math
+
+import torch
+from torch import nn
+
+
+class CausalHead(nn.Module):
+    """One causal head, as in causal_attention."""
+
+    def __init__(
+        self, d_in: int, d_out: int, context_length: int, dropout: float, qkv_bias: bool = False
+    ):
+        super().__init__()
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.dropout = nn.Dropout(dropout)
+        future = torch.triu(torch.ones(context_length, context_length, dtype=torch.bool), 1)
+        self.register_buffer("mask", future)  # True above the diagonal: may not attend
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        T = x.shape[1]
+        q, k, v = self.W_query(x), self.W_key(x), self.W_value(x)  # each (B, T, d_out)
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(k.shape[-1])  # (B, T, T)
+        att = att.masked_fill(self.mask[:T, :T], float("-inf"))
+        att = self.dropout(att.softmax(dim=-1))
+        return att @ v  # (B, T, d_out)
+
+
+class MultiHeadAttentionWrapper(nn.Module):
+    def __init__(
+        self,
+        d_in: int,
+        d_out: int,
+        context_length: int,
+        dropout: float,
+        num_heads: int,
+        qkv_bias: bool = False,
+    ):
+        super().__init__()
+        self.heads = nn.ModuleList(
+            CausalHead(d_in, d_out, context_length, dropout, qkv_bias) for _ in range(num_heads)
+        )  # num_heads distinct modules, each with its own weights
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.cat([head(x) for head in self.heads], dim=-1)  # (B, T, num_heads * d_out)

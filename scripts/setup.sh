@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Set up attention-grader: torch 2.13.0 (CPU) first, so nothing pulls a CUDA build, then the
+# package with its development tools. With --docker, also the Docker engine and the sandbox
+# image, built air-gapped (scripts/ci-docker.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+
+"$PY" -m pip install --quiet "torch==2.13.0"
+"$PY" -m pip install --quiet --editable ".[dev]"
+if [[ "${1:-}" == "--docker" ]]; then
+    bash scripts/ci-docker.sh
+fi

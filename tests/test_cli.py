@@ -1,0 +1,150 @@
+"""The `grader` command through click's runner, and the library functions behind it."""
+
+from __future__ import annotations
+
+import json
+import stat
+import zipfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from grader import __version__
+from grader.catalog import Catalog
+from grader.classroom import workflow
+from grader.cli import cli
+from grader.gradescope import build_autograder
+from grader.report import read_report, write_report
+from grader.resume import saved_report
+from grader.spec import Visibility
+from grader.staging import content_hash, stage_submission
+from tests.reports import sample_reports
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return result.exit_code, result.output
+
+
+def test_problems_lists_points(catalog: Catalog) -> None:
+    code, out = run("problems")
+    assert code == 0
+    for problem in catalog.problems.values():
+        assert problem.spec.id in out
+        assert f"{problem.spec.max_score:g} pts" in out
+
+
+def test_show_has_statement_contract_and_starter(catalog: Catalog) -> None:
+    problem = catalog.problems["split_heads"]
+    code, out = run("show", "split_heads")
+    assert code == 0
+    assert problem.statement.splitlines()[0] in out
+    assert "## Contract" in out and problem.starter.strip() in out
+    for check in problem.spec.checks:
+        assert (check.name in out) == (check.visibility is Visibility.visible)
+    assert run("show", "no_such_problem")[0] != 0
+
+
+def test_init_writes_starter_once(tmp_path: Path, catalog: Catalog) -> None:
+    code, _ = run("init", "split_heads", str(tmp_path / "work"))
+    assert code == 0
+    written = tmp_path / "work" / "split_heads.py"
+    assert written.read_text() == catalog.problems["split_heads"].starter
+    written.write_text("# mine")
+    code, out = run("init", "split_heads", str(tmp_path / "work"))
+    assert code != 0 and "not overwritten" in out
+    assert written.read_text() == "# mine"
+
+
+def test_report_rerenders_saved_json(tmp_path: Path) -> None:
+    for report in sample_reports():
+        write_report(report, tmp_path)
+    code, _ = run("report", str(tmp_path), "--format", "html", "--format", "junit",
+                  "--format", "markdown", "--out", str(tmp_path / "out"))
+    assert code == 0
+    for name in ("summary.csv", "report.html", "junit.xml", "summary.md", "feedback/bob.md"):
+        assert (tmp_path / "out" / name).is_file(), name
+    assert run("report", str(tmp_path / "out" / "feedback"))[0] != 0  # no reports there
+
+
+def test_report_for_classroom_prints_the_result(tmp_path: Path) -> None:
+    write_report(sample_reports()[0], tmp_path)
+    code, out = run("report", str(tmp_path), "--format", "github-classroom")
+    assert code == 0 and "result=" in out
+
+
+def test_restricted_problem_keeps_only_shown_checks(catalog: Catalog) -> None:
+    problem = catalog.problems["split_heads"]
+    visible = problem.restricted({Visibility.visible})
+    assert {c.visibility for c in visible.spec.checks} == {Visibility.visible}
+    assert visible.spec.max_score == sum(
+        c.points for c in problem.spec.checks if c.visibility is Visibility.visible
+    )
+    assert problem.spec.max_score > visible.spec.max_score  # the original is untouched
+
+
+def test_content_hash_matches_staging(tmp_path: Path) -> None:
+    source = ROOT / "submissions" / "alice_complete"
+    assert content_hash(source) == stage_submission(source, tmp_path / "s").content_hash
+
+
+def test_resume_reuses_only_valid_reports(tmp_path: Path) -> None:
+    submission = tmp_path / "subs" / "alice"
+    submission.mkdir(parents=True)
+    (submission / "split_heads.py").write_text("x = 1\n")
+    report = sample_reports()[0].model_copy(update={"content_hash": content_hash(submission)})
+    report.run.grader_version = __version__
+    out = tmp_path / "reports"
+    write_report(report, out)
+    ids = [p.problem for p in report.problems]
+    assert saved_report(submission, out, ids) == read_report(out / "alice.json")
+    assert saved_report(submission, out, ids[:1]) is None  # other problems asked for
+    (submission / "split_heads.py").write_text("x = 2\n")
+    assert saved_report(submission, out, ids) is None  # the content changed
+    assert saved_report(tmp_path / "subs", out, ids) is None  # nothing saved
+
+
+def test_classroom_init(tmp_path: Path) -> None:
+    url = "https://example.org/course/attention-grader.git"
+    code, _ = run("classroom", "init", str(tmp_path), "--grader-url", url, "--ref", "v1")
+    assert code == 0
+    text = (tmp_path / ".github" / "workflows" / "classroom.yml").read_text()
+    assert text == workflow(url, "v1")
+    assert "--branch v1 " + url in text
+    assert "autograding-grading-reporter" in text and "GRADER_RESULTS" in text
+    assert "${{ steps.grader.outputs.result }}" in text and "runners: grader" in text
+    assert run("classroom", "init", str(tmp_path), "--grader-url", url)[0] != 0
+    assert "cannot protect" in run("classroom", "--help")[1]
+
+
+def test_gradescope_zip(tmp_path: Path) -> None:
+    out = build_autograder(tmp_path / "autograder.zip")
+    with zipfile.ZipFile(out) as archive:
+        names = set(archive.namelist())
+        modes = {i.filename: i.external_attr >> 16 for i in archive.infolist()}
+        run_script = archive.read("run_autograder").decode()
+    assert {"setup.sh", "run_autograder", "grader/pyproject.toml", "grader/sandbox/worker.py",
+            "grader/grader/cli.py", "grader/problems/split_heads/spec.toml",
+            "grader/reference_solutions/split_heads.py"} <= names
+    assert not any("__pycache__" in n for n in names)
+    assert modes["run_autograder"] & stat.S_IXUSR and modes["setup.sh"] & stat.S_IXUSR
+    assert "--user grader-student" in run_script
+    assert build_autograder(tmp_path / "again.zip").read_bytes() == out.read_bytes()
+
+
+@pytest.mark.timeout(300)
+def test_check_grades_visible_checks_only(catalog: Catalog) -> None:
+    code, out = run("check", str(ROOT / "submissions" / "alice_complete"), "--problem",
+                    "split_heads", "--seed", "3")
+    assert code == 0, out
+    problem = catalog.problems["split_heads"]
+    visible = [c for c in problem.spec.checks if c.visibility is Visibility.visible]
+    hidden = [c for c in problem.spec.checks if c.visibility is not Visibility.visible]
+    assert f"{sum(c.points for c in visible):g}/{sum(c.points for c in visible):g}" in out
+    for check in hidden:
+        assert check.name not in out
+    assert f"{len(hidden)} hidden check(s) worth {sum(c.points for c in hidden):g}" in out
+    assert json.dumps(out)  # plain text, no terminal codes needed

@@ -1,0 +1,225 @@
+"""Every output format: golden files, and each format's published fields."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from grader.render.classroom import classroom_result, encode_result
+from grader.render.csv import write_summary_csv
+from grader.render.gradescope import gradescope_results
+from grader.render.html import render_html
+from grader.render.junit import render_junit
+from grader.render.markdown import candidate_feedback, class_summary
+from grader.render.outputs import Options, read_reports, write_outputs
+from grader.render.redact import candidate_view
+from grader.report import SubmissionReport, write_report
+from tests.golden import assert_golden
+from tests.reports import sample_reports
+
+NUMBER: tuple[type, ...] = (int, float)
+
+
+@pytest.fixture
+def reports() -> list[SubmissionReport]:
+    return sample_reports()
+
+
+def test_csv(reports: list[SubmissionReport], tmp_path: Path) -> None:
+    write_summary_csv(reports, tmp_path / "summary.csv")
+    text = (tmp_path / "summary.csv").read_text()
+    assert_golden("summary.csv", text)
+    header, *rows = text.splitlines()
+    assert header.split(",")[-4:] == ["total", "max_total", "status", "notes"]
+    assert [r.split(",")[0] for r in rows] == ["alice", "bob", "carol"]
+    assert rows[2].split(",")[-2] == "grader_error"
+
+
+def test_markdown(reports: list[SubmissionReport]) -> None:
+    assert_golden("summary.md", class_summary(reports))
+    for report in reports:
+        feedback = candidate_feedback(candidate_view(report))
+        assert_golden(f"feedback_{report.submission}.md", feedback)
+
+
+def test_class_summary_counts_mistakes(reports: list[SubmissionReport]) -> None:
+    text = class_summary(reports)
+    assert "| split_heads | view_no_transpose | 1 | heads split with view |" in text
+    assert "interleaved_heads" in text  # instructors see hidden checks' diagnoses too
+
+
+class Collector(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+
+def test_html_is_self_contained(reports: list[SubmissionReport]) -> None:
+    text = render_html(reports)
+    assert_golden("report.html", text)
+    parser = Collector()
+    parser.feed(text)
+    for tag, attrs in parser.tags:
+        assert "src" not in attrs, tag
+        assert tag != "link"
+        href = attrs.get("href") or ""
+        assert href == "" or href.startswith("#"), href
+    assert "url(" not in text and "@import" not in text
+    assert "HIDDEN-SECRET message" in text  # the instructor's report has everything
+
+
+JUNIT_SUITE = {"name", "timestamp", "hostname", "tests", "failures", "errors", "time",
+               "package", "id"}
+JUNIT_CASE = {"name", "classname", "time"}
+
+
+def validate_junit(text: str) -> ET.Element:
+    """The Ant JUnit schema's required elements and attributes, with consistent counts."""
+    root = ET.fromstring(text)
+    assert root.tag == "testsuites"
+    for index, suite in enumerate(root):
+        assert suite.tag == "testsuite"
+        assert set(suite.attrib) >= JUNIT_SUITE, JUNIT_SUITE - set(suite.attrib)
+        assert suite.get("id") == str(index)
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", suite.get("timestamp", ""))
+        float(suite.get("time", ""))
+        children = [c.tag for c in suite]
+        assert children[0] == "properties" and children[-2:] == ["system-out", "system-err"]
+        cases = suite.findall("testcase")
+        assert children[1:-2] == ["testcase"] * len(cases)
+        counted = {"failure": 0, "error": 0, "skipped": 0}
+        for case in cases:
+            assert set(case.attrib) >= JUNIT_CASE
+            float(case.get("time", ""))
+            assert len(case) <= 1
+            for outcome in case:
+                assert outcome.tag in counted
+                if outcome.tag in ("failure", "error"):
+                    assert outcome.get("type")
+                counted[outcome.tag] += 1
+        assert int(suite.get("tests", "")) == len(cases)
+        assert int(suite.get("failures", "")) == counted["failure"]
+        assert int(suite.get("errors", "")) == counted["error"]
+        assert int(suite.get("skipped", "")) == counted["skipped"]
+    return root
+
+
+@pytest.mark.parametrize("by", ["submission", "problem"])
+def test_junit(reports: list[SubmissionReport], by: str) -> None:
+    text = render_junit(reports, by, hostname="localhost")  # type: ignore[arg-type]
+    assert_golden(f"junit_by_{by}.xml", text)
+    root = validate_junit(text)
+    names = [s.get("name") for s in root]
+    if by == "submission":
+        assert names == ["alice", "bob", "carol"]
+    else:
+        assert names == ["split_heads", "causal_self_attention", "mha_by_loop"]
+    failures = root.findall(".//failure")
+    assert any("heads split with view" in (f.text or "") for f in failures)
+
+
+def validate_classroom(result: dict[str, Any]) -> None:
+    """The fields autograding-grading-reporter reads from a runner's result."""
+    assert set(result) == {"version", "status", "max_score", "tests"}
+    assert result["version"] == 1 and result["status"] in ("pass", "fail", "error")
+    assert isinstance(result["max_score"], NUMBER)
+    for test in result["tests"]:
+        assert {"name", "status", "score", "message"} <= set(test)
+        assert set(test) <= {"name", "status", "score", "max_score", "message", "test_code",
+                             "filename", "line_no", "duration"}
+        assert test["status"] in ("pass", "fail", "error")
+        assert isinstance(test["score"], NUMBER) and isinstance(test["name"], str)
+        assert isinstance(test["line_no"], int) and isinstance(test["duration"], NUMBER)
+
+
+def test_classroom(reports: list[SubmissionReport]) -> None:
+    for report in reports:
+        result = classroom_result(candidate_view(report))
+        validate_classroom(result)
+        assert sum(t["score"] for t in result["tests"]) == pytest.approx(report.total)
+        assert result["max_score"] == report.max_total
+        decoded = json.loads(base64.b64decode(encode_result(result)))
+        assert decoded == result
+        assert_golden(f"classroom_{report.submission}.json", json.dumps(result, indent=2) + "\n")
+    statuses = [classroom_result(candidate_view(r))["status"] for r in reports]
+    assert statuses == ["fail", "fail", "error"]
+
+
+Types = type | tuple[type, ...]
+GRADESCOPE_TOP: dict[str, Types] = {
+    "score": NUMBER, "execution_time": NUMBER, "output": str, "output_format": str,
+    "test_output_format": str, "test_name_format": str, "visibility": str,
+    "stdout_visibility": str, "extra_data": dict, "tests": list, "leaderboard": list,
+}
+GRADESCOPE_TEST: dict[str, Types] = {
+    "score": NUMBER, "max_score": NUMBER, "status": str, "name": str, "name_format": str,
+    "number": str, "output": str, "output_format": str, "tags": list, "visibility": str,
+    "extra_data": dict,
+}
+VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
+
+
+def validate_gradescope(results: dict[str, Any]) -> None:
+    """Gradescope's autograder specification: known fields, their types and values."""
+    for key, value in results.items():
+        assert isinstance(value, GRADESCOPE_TOP[key]), key
+    assert "score" in results or all("score" in t for t in results["tests"])
+    for key in ("visibility", "stdout_visibility"):
+        assert results.get(key, "visible") in VISIBILITY
+    for test in results.get("tests", []):
+        for key, value in test.items():
+            assert isinstance(value, GRADESCOPE_TEST[key]), key
+        assert test.get("status", "passed") in ("passed", "failed")
+        assert test.get("visibility", "visible") in VISIBILITY
+        assert 0 <= test["score"] <= test["max_score"]
+
+
+def test_gradescope(reports: list[SubmissionReport]) -> None:
+    for report in reports:
+        results = gradescope_results(candidate_view(report, reveal_after_due=True))
+        validate_gradescope(results)
+        assert results["score"] == report.total
+        assert_golden(f"gradescope_{report.submission}.json", json.dumps(results, indent=2) + "\n")
+    bob = gradescope_results(candidate_view(reports[1], reveal_after_due=True))
+    later = [t for t in bob["tests"] if "LATER-SECRET" in t["name"]]
+    assert [t["visibility"] for t in later] == ["after_due_date"]  # Gradescope holds it back
+    assert json.dumps(bob).count("hidden check") == 3
+
+
+def test_outputs_and_rereading(reports: list[SubmissionReport], tmp_path: Path) -> None:
+    for report in reports:
+        write_report(report, tmp_path)
+    (tmp_path / "unrelated.json").write_text("{}")
+    again = read_reports(tmp_path)
+    assert [r.submission for r in again] == ["alice", "bob", "carol"]
+    written = write_outputs(again, ["csv", "markdown", "html", "junit", "gradescope"],
+                            Options(tmp_path / "out"))
+    names = {Path(p).relative_to(tmp_path / "out").as_posix() for p in written}
+    assert {"summary.csv", "summary.md", "report.html", "junit.xml",
+            "feedback/bob.md", "gradescope/bob.json"} <= names
+
+
+def test_classroom_writes_runner_files(reports: list[SubmissionReport], tmp_path: Path) -> None:
+    output, summary = tmp_path / "output", tmp_path / "summary"
+    environ = {"GITHUB_OUTPUT": str(output), "GITHUB_STEP_SUMMARY": str(summary)}
+    write_outputs(reports[1:2], ["github-classroom"], Options(tmp_path, environ=environ))
+    key, _, value = output.read_text().strip().partition("=")
+    assert key == "result"
+    validate_classroom(json.loads(base64.b64decode(value)))
+    assert summary.read_text().startswith("# bob: 2/17")
+    echoed: list[str] = []
+    write_outputs(reports[1:2], ["github-classroom"],
+                  Options(tmp_path, environ={}, echo=echoed.append))
+    assert echoed[0].startswith("result=")
+    with pytest.raises(ValueError):
+        write_outputs(reports, ["github-classroom"], Options(tmp_path, environ={}))

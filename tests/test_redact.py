@@ -1,0 +1,91 @@
+"""No hidden check's name, message or diagnosis reaches a candidate-facing output."""
+
+from __future__ import annotations
+
+import base64
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from grader.console import print_feedback
+from grader.course import Course, CourseError, load_course, reveal_after_due
+from grader.render.classroom import classroom_result, encode_result
+from grader.render.gradescope import gradescope_results
+from grader.render.markdown import candidate_feedback
+from grader.render.outputs import Options, write_outputs
+from grader.render.redact import candidate_view
+from grader.report import SubmissionReport
+from tests.reports import sample_reports
+
+
+def candidate_outputs(report: SubmissionReport, reveal: bool, tmp_path: Path) -> dict[str, str]:
+    """Every candidate-facing rendering of one report."""
+    view = candidate_view(report, reveal)
+    console = Console(record=True, width=200)
+    print_feedback(view, {}, console)
+    output, summary = tmp_path / "output", tmp_path / "summary"
+    output.write_text("")
+    summary.write_text("")
+    write_outputs([report], ["github-classroom", "markdown"],
+                  Options(tmp_path / "out", reveal, environ={"GITHUB_OUTPUT": str(output),
+                                                             "GITHUB_STEP_SUMMARY": str(summary)}))
+    encoded = output.read_text().strip().removeprefix("result=")
+    return {
+        "check": console.export_text(),
+        "markdown": candidate_feedback(view),
+        "classroom": json.dumps(classroom_result(view)),
+        "classroom output": base64.b64decode(encoded).decode(),
+        "step summary": summary.read_text(),
+        "feedback file": (tmp_path / "out" / "feedback" / f"{report.submission}.md").read_text(),
+        "gradescope": json.dumps(gradescope_results(candidate_view(report, True))),
+        "view": candidate_view(report, reveal).model_dump_json(),
+        "encoded": base64.b64decode(encode_result(classroom_result(view))).decode(),
+    }
+
+
+@pytest.mark.parametrize("reveal", [False, True])
+@pytest.mark.parametrize("index", [0, 1, 2])
+def test_hidden_checks_never_reach_candidates(index: int, reveal: bool, tmp_path: Path) -> None:
+    report = sample_reports()[index]
+    assert "HIDDEN-SECRET" in report.model_dump_json()
+    for name, text in candidate_outputs(report, reveal, tmp_path).items():
+        assert "HIDDEN-SECRET" not in text, name
+        assert "interleaved_heads" not in text, name
+        if not reveal and name != "gradescope":
+            assert "LATER-SECRET" not in text, name
+
+
+def test_after_due_date_checks_are_revealed(tmp_path: Path) -> None:
+    bob = sample_reports()[1]
+    outputs = candidate_outputs(bob, True, tmp_path)
+    for name in ("check", "markdown", "classroom", "step summary"):
+        assert "LATER-SECRET" in outputs[name], name
+    assert "LATER-SECRET" in outputs["gradescope"]  # sent with visibility after_due_date
+
+
+def test_view_keeps_points_and_leaves_the_report_alone() -> None:
+    report = sample_reports()[1]
+    before = report.model_dump_json()
+    view = candidate_view(report)
+    assert report.model_dump_json() == before
+    assert view.total == report.total
+    for mine, theirs in zip(view.problems, report.problems, strict=True):
+        assert [c.points for c in mine.checks] == [c.points for c in theirs.checks]
+        assert mine.stdout == ""
+
+
+def test_course_due_date(tmp_path: Path) -> None:
+    path = tmp_path / "course.toml"
+    path.write_text('name = "attention"\ndue = 2026-12-01T23:59:00Z\n')
+    course = load_course(path)
+    before, after = datetime(2026, 12, 1, tzinfo=UTC), datetime(2026, 12, 2, tzinfo=UTC)
+    assert not reveal_after_due(False, course, before)
+    assert reveal_after_due(False, course, after)
+    assert reveal_after_due(True, None, before)
+    assert not Course().past_due(after)
+    path.write_text("due = 2026-12-01T23:59:00\n")
+    with pytest.raises(CourseError, match="time zone"):
+        load_course(path)

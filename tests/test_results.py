@@ -1,0 +1,53 @@
+"""The host reads worker output strictly: malformed or oversized files are never trusted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from grader import results
+from grader.results import read_problem
+
+
+def probe_json(probe_id: str = "p0", **extra: object) -> str:
+    data = {"id": probe_id, "error": None, "inspect": None, "load": None, "calls": [], **extra}
+    return json.dumps(data)
+
+
+def test_well_formed_probe_is_read(tmp_path: Path) -> None:
+    (tmp_path / "prob").mkdir()
+    (tmp_path / "prob" / "p0.json").write_text(probe_json())
+    run = read_problem(tmp_path, "prob", ["p0"], None)
+    assert list(run.probes) == ["p0"] and not run.invalid
+
+
+def test_extra_field_is_rejected(tmp_path: Path) -> None:
+    (tmp_path / "prob").mkdir()
+    (tmp_path / "prob" / "p0.json").write_text(probe_json(verdict="passed"))
+    run = read_problem(tmp_path, "prob", ["p0"], None)
+    assert not run.probes and "verdict" in run.invalid[0]
+
+
+def test_probe_claiming_another_id_is_rejected(tmp_path: Path) -> None:
+    (tmp_path / "prob").mkdir()
+    (tmp_path / "prob" / "p0.json").write_text(probe_json("p1"))
+    run = read_problem(tmp_path, "prob", ["p0"], None)
+    assert not run.probes and "holds probe" in run.invalid[0]
+
+
+def test_oversized_and_garbage_files_are_rejected(tmp_path: Path, monkeypatch: object) -> None:
+    (tmp_path / "prob").mkdir()
+    (tmp_path / "prob" / "p0.json").write_text(" " * (results.MAX_JSON_BYTES + 1))
+    (tmp_path / "prob" / "p1.json").write_text(probe_json("p1"))
+    (tmp_path / "prob" / "p1.safetensors").write_bytes(b"\x00pickle\x80\x04")
+    run = read_problem(tmp_path, "prob", ["p0", "p1"], None)
+    assert not run.probes
+    assert len(run.invalid) == 2
+
+
+def test_logs_are_capped(tmp_path: Path) -> None:
+    (tmp_path / "prob").mkdir()
+    (tmp_path / "prob" / "stdout.txt").write_text("x" * 100_000)
+    run = read_problem(tmp_path, "prob", [], None)
+    assert len(run.stdout) < results.MAX_LOG_CHARS + 100
+    assert run.stdout.endswith("[... output truncated]")

@@ -1,0 +1,57 @@
+"""Problem specs are validated strictly, and errors name the file and the field."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from grader.catalog import Catalog
+from grader.spec import SpecError, load_spec
+from tests.conftest import ROOT
+
+SHIPPED = ROOT / "problems" / "split_heads" / "spec.toml"
+
+
+def copy_problem(tmp_path: Path, text: str) -> Path:
+    folder = tmp_path / "problems" / "split_heads"
+    shutil.copytree(SHIPPED.parent, folder)
+    (folder / "spec.toml").write_text(text)
+    return folder / "spec.toml"
+
+
+def test_unknown_field_is_named(tmp_path: Path) -> None:
+    path = copy_problem(tmp_path, SHIPPED.read_text() + '\ncolour = "blue"\n')
+    with pytest.raises(SpecError) as error:
+        load_spec(path)
+    assert str(path) in str(error.value)
+    assert "colour" in str(error.value)
+
+
+def test_bad_check_field_is_named_with_its_place(tmp_path: Path) -> None:
+    text = SHIPPED.read_text().replace("points = 3", "points = -3", 1)
+    with pytest.raises(SpecError, match=r"checks\.1\.points"):
+        load_spec(copy_problem(tmp_path, text))
+
+
+def test_unknown_check_is_rejected_by_the_catalog(tmp_path: Path) -> None:
+    text = SHIPPED.read_text().replace('check = "contiguous"', 'check = "contiguity"')
+    copy_problem(tmp_path, text)
+    with pytest.raises(SpecError, match="unknown check 'contiguity'"):
+        Catalog(tmp_path / "problems", ROOT / "reference_solutions")
+
+
+def test_duplicate_check_names_are_rejected(tmp_path: Path) -> None:
+    text = SHIPPED.read_text().replace(
+        'name = "merge_heads returns a contiguous tensor"', 'name = "no forbidden API"'
+    )
+    with pytest.raises(SpecError, match="duplicate check name"):
+        load_spec(copy_problem(tmp_path, text))
+
+
+def test_every_shipped_spec_loads(tmp_path: Path) -> None:
+    catalog = Catalog()
+    assert {"split_heads", "causal_self_attention", "mha_by_loop"} <= set(catalog.problems)
+    numbers = [p.spec.number for p in catalog.problems.values()]
+    assert numbers == sorted(numbers)
