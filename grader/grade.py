@@ -24,6 +24,7 @@ from grader.prepare import Prepared, prepare, write_inputs
 from grader.report import ProblemReport, ProblemStatus, RunInfo, SubmissionReport
 from grader.results import InvalidOutput, ProblemExit, read_problem, read_worker_report
 from grader.staging import stage_submission
+from grader.worker import PROTOCOL_VERSION
 
 STARTUP_SECONDS = 60.0
 
@@ -143,19 +144,29 @@ class Grader:
             worker = read_worker_report(out)
         except InvalidOutput:
             worker = None
-        started = any((out / p.spec.id / "stdout.txt").exists() for p in attempted)
-        if worker is None and not started and not run.timed_out:
+        if worker is not None and worker.version != PROTOCOL_VERSION:
+            message = f"the sandbox speaks protocol {worker.version}, the grader {PROTOCOL_VERSION}"
+            return {p.spec.id: self.fault(p, f"{message}: rebuild the image") for p in attempted}
+        runs = {
+            p.spec.id: read_problem(out, p.spec.id, list(self.prepared[p.spec.id].plan.probes))
+            for p in attempted
+        }
+        if not run.timed_out and not any(r.started for r in runs.values()):
             tail = run.stderr.strip()[-1500:]
             message = f"the worker failed before running any candidate code (exit {run.exit_code})"
             return {p.spec.id: self.fault(p, f"{message}:\n{tail}") for p in attempted}
         reports = {}
         for problem in attempted:
-            prepared = self.prepared[problem.spec.id]
-            exit = worker.problems.get(problem.spec.id) if worker else None
-            if exit is None and run.timed_out:
-                exit = ProblemExit(exit_code=None, signal=None, timed_out=True, seconds=0.0)
-            problem_run = read_problem(out, problem.spec.id, list(prepared.plan.probes), exit)
-            reports[problem.spec.id] = judge_problem(prepared, problem_run, sources)
+            problem_run = runs[problem.spec.id]
+            if problem_run.exit is None and run.timed_out:
+                problem_run.exit = ProblemExit(
+                    exit_code=None, signal=None, timed_out=True, seconds=0
+                )
+            if run.output_error is not None:
+                problem_run.invalid.append(run.output_error)
+            reports[problem.spec.id] = judge_problem(
+                self.prepared[problem.spec.id], problem_run, sources
+            )
         return reports
 
     def grade_many(

@@ -221,6 +221,10 @@ def make_rootfs_tarball(
                     shutil.rmtree(child)
                 else:
                     child.unlink()
+        for name, text in (("resolv.conf", ""), ("hostname", "sandbox\n")):
+            host_copy = rootfs / "etc" / name  # debootstrap copies the host's own
+            host_copy.unlink(missing_ok=True)
+            host_copy.write_text(text)
         partial = Path(tmp) / "rootfs.tar"
         _stream(
             ["tar", "--numeric-owner", "-C", str(rootfs), "-cf", str(partial), "."],

@@ -175,7 +175,7 @@ class Plan:
                 steps.insert(0, {"op": "double"})
             fields.update(
                 init=init if init is not None else config.init,
-                weights=self.weights(config) if init is None else None,
+                weights=self.weights(config),
                 setup=steps,
                 mode=mode,
                 inspect=inspect,

@@ -148,7 +148,6 @@ class WorkerReport(Strict):
     version: int
     torch: str
     python: str
-    problems: dict[str, ProblemExit]
 
 
 @dataclass
@@ -177,6 +176,7 @@ class ProblemRun:
 
     problem: str
     exit: ProblemExit | None
+    started: bool = False
     import_error: ErrorInfo | None = None
     imported: bool = False
     probes: dict[str, ProbeResult] = field(default_factory=dict)
@@ -228,16 +228,20 @@ def read_worker_report(out_dir: Path) -> WorkerReport | None:
     return report
 
 
-def read_problem(
-    out_dir: Path, problem: str, probe_ids: list[str], exit: ProblemExit | None
-) -> ProblemRun:
+def read_problem(out_dir: Path, problem: str, probe_ids: list[str]) -> ProblemRun:
     """Read one problem's folder; files that are missing or malformed are noted, never trusted."""
-    run = ProblemRun(problem=problem, exit=exit)
+    run = ProblemRun(problem=problem, exit=None)
     folder = out_dir / problem
     if not folder.is_dir():
         return run
+    run.started = (folder / "started").is_file()
     run.stdout = read_log(folder / "stdout.txt")
     run.stderr = read_log(folder / "stderr.txt")
+    if (folder / "exit.json").is_file():
+        try:
+            run.exit = read_json(folder / "exit.json", ProblemExit)
+        except InvalidOutput as exc:
+            run.invalid.append(str(exc))
     status_path = folder / "import.json"
     if status_path.is_file():
         try:

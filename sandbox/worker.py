@@ -6,7 +6,8 @@ JOB_DIR holds `job.json` (problems and their probes) and `inputs.safetensors` (e
 the probes name). The worker imports torch once, then forks one child per problem; a child
 imports the candidate's entry file, runs that problem's probes and writes, per probe,
 `OUT_DIR/<problem>/<probe>.json` and `.safetensors`. The child's stdout and stderr go to
-files beside them. The parent records how each child ended in `OUT_DIR/worker.json`.
+files beside them. The parent writes `OUT_DIR/worker.json` (versions) first, a `started`
+marker before each child, and how each child ended in `OUT_DIR/<problem>/exit.json`.
 
 Nothing here judges anything: the host compares the data with its own reference run. This file
 must stay self-contained (stdlib, torch, safetensors): it is the only grader code in the image,
@@ -22,6 +23,7 @@ import importlib
 import json
 import math
 import os
+import re
 import select
 import signal
 import sys
@@ -472,11 +474,59 @@ def forbid_proc_access() -> None:
         pass
 
 
-def emit_tar(out: Path, fd: int) -> None:
-    with os.fdopen(fd, "wb") as stream, tarfile.open(fileobj=stream, mode="w|") as tar:
-        for path in sorted(out.rglob("*")):
-            if path.is_file() and not path.is_symlink() and path.suffix != ".partial":
-                tar.add(path, arcname=str(path.relative_to(out)), recursive=False)
+class PipeWriter:
+    """A pipe that counts what it wrote: tarfile's "w" mode asks where it is, never seeks."""
+
+    def __init__(self, fd: int) -> None:
+        self.file = os.fdopen(fd, "wb")
+        self.position = 0
+
+    def write(self, data: bytes) -> int:
+        self.file.write(data)
+        self.position += len(data)
+        return len(data)
+
+    def tell(self) -> int:
+        return self.position
+
+    def flush(self) -> None:
+        self.file.flush()
+
+    def close(self) -> None:
+        self.file.close()
+
+
+RESULT_FILE = re.compile(
+    r"^(p\d+\.(json|safetensors)|stdout\.txt|stderr\.txt|import\.json|exit\.json)$"
+)
+
+
+class Emitter:
+    """Streams result files to the host as one uncompressed tar, each as soon as it is final,
+    so that what finished before a crash still arrives. Without a stream it only closes `fd`."""
+
+    def __init__(self, out: Path, fd: int, stream: bool) -> None:
+        self.out = out
+        self.file = PipeWriter(fd)
+        # "w", not "w|": the stream mode keeps a partial block back until it is closed
+        self.tar = tarfile.open(fileobj=self.file, mode="w") if stream else None  # noqa: SIM115
+
+    def send(self, *paths: Path) -> None:
+        if self.tar is None:
+            return
+        for path in paths:
+            if path.is_file() and not path.is_symlink():
+                self.tar.add(path, arcname=str(path.relative_to(self.out)), recursive=False)
+        self.file.flush()
+
+    def send_results(self, folder: Path) -> None:
+        """A finished problem's files: only the names the worker itself writes."""
+        self.send(*sorted(p for p in folder.iterdir() if RESULT_FILE.match(p.name)))
+
+    def close(self) -> None:
+        if self.tar is not None:
+            self.tar.close()
+        self.file.close()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -494,17 +544,21 @@ def main(argv: list[str] | None = None) -> int:
     job = json.loads((args.job / "job.json").read_text())
     inputs = load_file(str(args.job / "inputs.safetensors"))
     submission = os.path.realpath(args.submission)
-    report: dict[str, Json] = {
+    emitter = Emitter(args.out, data_fd, args.emit_tar)
+    about = {
         "version": PROTOCOL_VERSION,
         "torch": torch.__version__,
         "python": sys.version.split()[0],
-        "problems": {},
     }
+    write_json(args.out / "worker.json", about)
+    emitter.send(args.out / "worker.json")
     for problem in job["problems"]:
         folder = args.out / problem["id"]
         folder.mkdir(parents=True, exist_ok=True)
         for stale in folder.iterdir():
             stale.unlink()
+        (folder / "started").touch()
+        emitter.send(folder / "started")  # from here on, candidate code may have run
         start = time.monotonic()
         pid = os.fork()
         if pid == 0:
@@ -513,18 +567,15 @@ def main(argv: list[str] | None = None) -> int:
             finally:
                 os._exit(70)
         code, sig, timed_out = wait_child(pid, float(problem["timeout"]))
-        report["problems"][problem["id"]] = {
+        ended = {
             "exit_code": code,
             "signal": sig,
             "timed_out": timed_out,
             "seconds": round(time.monotonic() - start, 4),
         }
-        write_json(args.out / "worker.json", report)
-    write_json(args.out / "worker.json", report)
-    if args.emit_tar:
-        emit_tar(args.out, data_fd)
-    else:
-        os.close(data_fd)
+        write_json(folder / "exit.json", ended)
+        emitter.send_results(folder)
+    emitter.close()
     return 0
 
 

@@ -89,7 +89,7 @@ def submission(name: str, problems: list[ProblemReport], minute: int,
         max_total=sum(p.max_score for p in problems), problems=problems,
         content_hash=f"{minute:02d}" * 32, message=message,
         run=RunInfo(grader_version="0.1.0", seed=7, backend="local",
-                    environment={"backend": "local", "torch": "2.13.0"},
+                    environment={"backend": "local", "torch_version": "2.13.0"},
                     started_at=datetime(2026, 3, 1, 12, minute, tzinfo=UTC), seconds=4.2),
     )
 

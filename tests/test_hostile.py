@@ -11,6 +11,8 @@ from tests.conftest import ROOT
 
 HOSTILE = ROOT / "tests" / "hostile"
 VALUE_CHECKS = {"allclose", "output_shape", "causality", "gradients", "dropout", "mask_buffer"}
+# A module that maps each token on its own with a registered buffer earns these honestly.
+HONEST_FOR_PER_TOKEN_OUTPUT = {"causality", "mask_buffer"}
 EXPECTED_STATUS = {
     "infinite_loop": ProblemStatus.timeout,
     "os_exit": ProblemStatus.crashed,
@@ -35,6 +37,7 @@ def test_hostile_batch(make_grader: Callable[..., Grader]) -> None:
         assert problem.status is EXPECTED_STATUS[name], (name, problem.status, problem.message)
         assert not reports[name].grader_fault
         guarded = VALUE_CHECKS if problem.status is not ProblemStatus.graded else {"allclose"}
+        guarded = guarded - HONEST_FOR_PER_TOKEN_OUTPUT
         gained = [
             c.name for c in problem.checks if c.check in guarded and c.status is CheckStatus.passed
         ]

@@ -17,21 +17,21 @@ def probe_json(probe_id: str = "p0", **extra: object) -> str:
 def test_well_formed_probe_is_read(tmp_path: Path) -> None:
     (tmp_path / "prob").mkdir()
     (tmp_path / "prob" / "p0.json").write_text(probe_json())
-    run = read_problem(tmp_path, "prob", ["p0"], None)
+    run = read_problem(tmp_path, "prob", ["p0"])
     assert list(run.probes) == ["p0"] and not run.invalid
 
 
 def test_extra_field_is_rejected(tmp_path: Path) -> None:
     (tmp_path / "prob").mkdir()
     (tmp_path / "prob" / "p0.json").write_text(probe_json(verdict="passed"))
-    run = read_problem(tmp_path, "prob", ["p0"], None)
+    run = read_problem(tmp_path, "prob", ["p0"])
     assert not run.probes and "verdict" in run.invalid[0]
 
 
 def test_probe_claiming_another_id_is_rejected(tmp_path: Path) -> None:
     (tmp_path / "prob").mkdir()
     (tmp_path / "prob" / "p0.json").write_text(probe_json("p1"))
-    run = read_problem(tmp_path, "prob", ["p0"], None)
+    run = read_problem(tmp_path, "prob", ["p0"])
     assert not run.probes and "holds probe" in run.invalid[0]
 
 
@@ -40,7 +40,7 @@ def test_oversized_and_garbage_files_are_rejected(tmp_path: Path, monkeypatch: o
     (tmp_path / "prob" / "p0.json").write_text(" " * (results.MAX_JSON_BYTES + 1))
     (tmp_path / "prob" / "p1.json").write_text(probe_json("p1"))
     (tmp_path / "prob" / "p1.safetensors").write_bytes(b"\x00pickle\x80\x04")
-    run = read_problem(tmp_path, "prob", ["p0", "p1"], None)
+    run = read_problem(tmp_path, "prob", ["p0", "p1"])
     assert not run.probes
     assert len(run.invalid) == 2
 
@@ -48,6 +48,6 @@ def test_oversized_and_garbage_files_are_rejected(tmp_path: Path, monkeypatch: o
 def test_logs_are_capped(tmp_path: Path) -> None:
     (tmp_path / "prob").mkdir()
     (tmp_path / "prob" / "stdout.txt").write_text("x" * 100_000)
-    run = read_problem(tmp_path, "prob", [], None)
+    run = read_problem(tmp_path, "prob", [])
     assert len(run.stdout) < results.MAX_LOG_CHARS + 100
     assert run.stdout.endswith("[... output truncated]")

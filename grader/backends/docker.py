@@ -62,7 +62,8 @@ def run_arguments(
 ) -> list[str]:
     """The `docker run` arguments (after `docker`) for one job's container."""
     lim = job.limits
-    for path in (job.submission_dir, job.job_dir):
+    submission, job_dir = job.submission_dir.resolve(), job.job_dir.resolve()
+    for path in (submission, job_dir):
         if any(c in str(path) for c in ',"\n'):
             raise ValueError(f"unsupported character in mount path {path}")
     args = [
@@ -75,8 +76,8 @@ def run_arguments(
         f"/out:rw,noexec,nosuid,nodev,size={lim.output_mb}m,"
         f"uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0700",
         "--shm-size", f"{SHM_MB}m",
-        "--mount", f"type=bind,source={job.submission_dir.resolve()},target=/submission,readonly",
-        "--mount", f"type=bind,source={job.job_dir.resolve()},target=/job,readonly",
+        "--mount", f"type=bind,source={submission},target=/submission,readonly",
+        "--mount", f"type=bind,source={job_dir},target=/job,readonly",
         "--memory", f"{lim.memory_mb}m", "--memory-swap", f"{lim.memory_mb}m",
         "--cpus", f"{lim.cpus:g}",
         "--pids-limit", str(lim.pids),
@@ -167,6 +168,11 @@ class DockerBackend:
         return dict(self._facts)
 
     def run(self, job: WorkerJob) -> WorkerRun:
+        """Run one container to completion and extract its result stream into `job.out_dir`.
+
+        `stdout` stays empty unless the stream was rejected (`output_error`); then it holds
+        the stream's first `log_bytes`, decoded. `fault` means the container never ran.
+        """
         name = f"attention-grader-{uuid.uuid4().hex[:16]}"
         env = {"backend": self.name, "image": self.image, "container": name}
         try:

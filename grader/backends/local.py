@@ -86,7 +86,7 @@ class LocalBackend:
         import torch
 
         isolation = "none (rlimits)" if self.user is None else f"user {self.user.pw_name} (rlimits)"
-        return {"backend": self.name, "torch": torch.__version__, "isolation": isolation}
+        return {"backend": self.name, "torch_version": torch.__version__, "isolation": isolation}
 
     def run(self, job: WorkerJob) -> WorkerRun:
         limits = job.limits

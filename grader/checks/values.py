@@ -10,7 +10,7 @@ from grader import diagnose
 from grader.checks.base import Check, ConfigParams, Context, Failure, Verdict, register
 from grader.plan import Dtype, Plan
 from grader.report import CheckStatus, Diagnosis
-from grader.spec import Config, ModuleArg, TensorArg
+from grader.spec import Config, ModuleArg
 
 
 def passed(message: str = "") -> Verdict:
@@ -147,7 +147,8 @@ class AllClose(PerConfig):
     ) -> tuple[str, Diagnosis]:
         diff = (got.double() - want.double()).abs()
         max_error = float(diff.nan_to_num(nan=float("inf")).max())
-        head_dim = diagnosis_params(ctx, config).get("head_dim")
+        heads = diagnosis_params(ctx, config).get("heads")
+        head_dim = got.shape[-1] // heads if heads and got.dim() == 3 else None
         where = diagnose.locate(diff, head_dim)
         match = identify(ctx, config, probe, got_all, max(atol, 1e-5), max(rtol, 1e-4))
         label = (
@@ -179,9 +180,6 @@ def diagnosis_params(ctx: Context, config: Config) -> dict[str, Any]:
         assert init is not None, f"{ctx.spec.id}: heads_from {source!r} names no init"
         params["heads"] = int(init[key])
     params.setdefault("function", config.symbol or ctx.spec.symbol)
-    width = next((a.shape[-1] for a in config.args if isinstance(a, TensorArg)), None)
-    if "heads" in params and width is not None:
-        params["head_dim"] = width // params["heads"]
     return params
 
 

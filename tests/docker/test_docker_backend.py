@@ -458,7 +458,8 @@ def test_real_worker_reports_a_hung_problem(sandbox_image: str, tmp_path: Path) 
     assert (run.exit_code, run.fault, run.output_error) == (0, None, None), run.stderr
     report = json.loads((job.out_dir / "worker.json").read_text())
     assert report["torch"].startswith("2.13.0")
-    assert report["problems"]["p"]["timed_out"] is True
+    assert (job.out_dir / "p" / "started").is_file()
+    assert json.loads((job.out_dir / "p" / "exit.json").read_text())["timed_out"] is True
     assert (job.out_dir / "p" / "stdout.txt").read_text() == "hello\n"
 
 

@@ -1,0 +1,81 @@
+"""Grading end to end in the Docker sandbox: the same scores as the local backend, and every
+hostile submission contained, with a clear status, while the rest of the batch is graded."""
+
+from __future__ import annotations
+
+import pytest
+
+from grader.backends.docker import DockerBackend
+from grader.backends.dockercli import grader_containers
+from grader.backends.local import LocalBackend
+from grader.catalog import Catalog
+from grader.grade import Grader
+from grader.report import CheckStatus, ProblemStatus
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.docker
+
+PROBLEMS = ["split_heads", "causal_self_attention", "mha_by_loop"]
+EXAMPLES = [ROOT / "submissions" / n for n in ("alice_complete", "bob_mistakes", "carol_partial")]
+HOSTILE = {
+    "infinite_loop": {ProblemStatus.timeout},
+    "memory_bomb": {ProblemStatus.crashed, ProblemStatus.graded},
+    "fork_bomb": {ProblemStatus.crashed, ProblemStatus.timeout, ProblemStatus.graded},
+    "disk_fill": {ProblemStatus.graded, ProblemStatus.crashed, ProblemStatus.timeout},
+    "print_flood": {ProblemStatus.graded, ProblemStatus.crashed},
+    "kills_worker": {ProblemStatus.crashed},
+    "os_exit": {ProblemStatus.crashed},
+    "segfault": {ProblemStatus.crashed},
+    "allclose_patched": {ProblemStatus.graded},
+    "fake_report": {ProblemStatus.graded},
+}
+# Value checks a hostile module must not pass; causality is left out, since a module that maps
+# each token on its own is honestly causal.
+VALUE_CHECKS = {"allclose", "output_shape", "gradients", "dropout"}
+
+
+def test_docker_scores_equal_local_scores(sandbox_image: str) -> None:
+    catalog = Catalog()
+    problems = catalog.select(PROBLEMS)
+    docker = Grader(catalog, problems, DockerBackend(sandbox_image), seed=5)
+    local = Grader(catalog, problems, LocalBackend(), seed=5)
+    try:
+        in_docker = docker.grade_many(EXAMPLES, jobs=2)
+        on_host = local.grade_many(EXAMPLES, jobs=2)
+    finally:
+        docker.close()
+        local.close()
+    alice = in_docker[0]
+    assert alice.total == alice.max_total
+    assert alice.run.environment["backend"] == "docker"
+    assert alice.run.environment["torch_version"].startswith("2.13.0")
+    assert alice.run.environment["image_id"].startswith("sha256:")
+    for ours, theirs in zip(in_docker, on_host, strict=True):
+        assert [(p.problem, p.status, p.score) for p in ours.problems] == [
+            (p.problem, p.status, p.score) for p in theirs.problems
+        ]
+
+
+def test_hostile_batch_is_contained(sandbox_image: str) -> None:
+    catalog = Catalog()
+    overrides = {"problem_seconds": 10.0, "memory_mb": 1024}
+    grader = Grader(
+        catalog, catalog.select(["causal_self_attention"]), DockerBackend(sandbox_image), 0,
+        overrides,
+    )
+    paths = [ROOT / "tests" / "hostile" / name for name in HOSTILE]
+    paths.append(ROOT / "submissions" / "alice_complete")
+    try:
+        reports = {r.submission: r for r in grader.grade_many(paths, jobs=2)}
+    finally:
+        grader.close()
+    honest = reports["alice_complete"].problem("causal_self_attention")
+    assert honest.score == honest.max_score
+    for name, statuses in HOSTILE.items():
+        problem = reports[name].problem("causal_self_attention")
+        assert problem.status in statuses, (name, problem.status, problem.message)
+        assert not reports[name].grader_fault, (name, reports[name].message)
+        passed = {c.check for c in problem.checks if c.status is CheckStatus.passed}
+        guarded = VALUE_CHECKS if problem.status is not ProblemStatus.graded else {"allclose"}
+        assert not passed & guarded, (name, passed)
+    assert grader_containers() == []
