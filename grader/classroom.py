@@ -52,12 +52,18 @@ jobs:
 """
 
 
-def workflow(grader_url: str, ref: str | None = None, python: str = "3.11",
-             timeout: int = 20) -> str:
+def workflow(
+    grader_url: str, ref: str | None = None, python: str = "3.11", timeout: int = 20
+) -> str:
     """The workflow text: install torch (CPU) and the grader from `grader_url`, grade, report."""
     branch = f"--branch {shlex.quote(ref)} " if ref else ""
-    return WORKFLOW.format(grader_url=shlex.quote(grader_url), branch=branch, python=python,
-                           timeout=timeout, torch_index=TORCH_INDEX)
+    return WORKFLOW.format(
+        grader_url=shlex.quote(grader_url),
+        branch=branch,
+        python=python,
+        timeout=timeout,
+        torch_index=TORCH_INDEX,
+    )
 
 
 def write_workflow(repo: Path, text: str, force: bool = False) -> Path:

@@ -48,22 +48,46 @@ def revealed(reveal: bool, course: Path | None) -> bool:
 
 def format_options(f: click.decorators.FC) -> click.decorators.FC:
     """--format, --reveal, --course and --junit-by: how outputs are rendered."""
-    for option in reversed([
-        click.option("--format", "formats", multiple=True, type=click.Choice(list(FORMATS)),
-                     help="Extra outputs (repeatable); the JSON reports are always written."),
-        click.option("--reveal", is_flag=True,
-                     help="Show `after_due_date` checks in candidate outputs now."),
-        click.option("--course", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-                     help="course.toml: after its `due`, `after_due_date` checks are shown."),
-        click.option("--junit-by", type=click.Choice(["submission", "problem"]),
-                     default="submission", show_default=True, help="One JUnit testsuite per..."),
-    ]):
+    for option in reversed(
+        [
+            click.option(
+                "--format",
+                "formats",
+                multiple=True,
+                type=click.Choice(list(FORMATS)),
+                help="Extra outputs (repeatable); the JSON reports are always written.",
+            ),
+            click.option(
+                "--reveal",
+                is_flag=True,
+                help="Show `after_due_date` checks in candidate outputs now.",
+            ),
+            click.option(
+                "--course",
+                type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                help="course.toml: after its `due`, `after_due_date` checks are shown.",
+            ),
+            click.option(
+                "--junit-by",
+                type=click.Choice(["submission", "problem"]),
+                default="submission",
+                show_default=True,
+                help="One JUnit testsuite per...",
+            ),
+        ]
+    ):
         f = option(f)
     return f
 
 
-def render(reports: list[SubmissionReport], formats: tuple[str, ...], out_dir: Path,
-           reveal: bool, course: Path | None, junit_by: str) -> None:
+def render(
+    reports: list[SubmissionReport],
+    formats: tuple[str, ...],
+    out_dir: Path,
+    reveal: bool,
+    course: Path | None,
+    junit_by: str,
+) -> None:
     opts = Options(out_dir, revealed(reveal, course), cast(SuiteBy, junit_by), echo=click.echo)
     try:
         written = write_outputs(reports, list(formats), opts)
@@ -90,8 +114,10 @@ def problems() -> None:
     for problem in selected:
         spec = problem.spec
         hidden = sum(c.visibility is not Visibility.visible for c in spec.checks)
-        click.echo(f"{spec.number:>3}  {spec.id:<{width}} {spec.max_score:>4g} pts  "
-                   f"({len(spec.checks) - hidden} visible, {hidden} hidden checks)  {spec.title}")
+        click.echo(
+            f"{spec.number:>3}  {spec.id:<{width}} {spec.max_score:>4g} pts  "
+            f"({len(spec.checks) - hidden} visible, {hidden} hidden checks)  {spec.title}"
+        )
 
 
 @cli.command()
@@ -106,8 +132,7 @@ def show(problem: str) -> None:
 
 @cli.command()
 @click.argument("problem")
-@click.argument("directory", default=".",
-                type=click.Path(file_okay=False, path_type=Path))
+@click.argument("directory", default=".", type=click.Path(file_okay=False, path_type=Path))
 def init(problem: str, directory: Path) -> None:
     """Write PROBLEM's starter file into DIRECTORY (never over an existing file)."""
     _, (chosen,) = load_catalog((problem,))
@@ -120,17 +145,29 @@ def init(problem: str, directory: Path) -> None:
 
 
 @cli.command()
-@click.argument("path", default=".",
-                type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--problem", "problems", multiple=True,
-              help="Check only these problems (default: those with a file in PATH).")
+@click.argument("path", default=".", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option(
+    "--problem",
+    "problems",
+    multiple=True,
+    help="Check only these problems (default: those with a file in PATH).",
+)
 @click.option("--backend", type=BACKENDS, default="local", show_default=True)
 @click.option("--seed", type=int, default=None, help="Seed for inputs and weights.")
 @click.option("--reveal", is_flag=True, help="Also run the `after_due_date` checks.")
-@click.option("--course", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="course.toml: after its `due`, `after_due_date` checks run too.")
-def check(path: Path, problems: tuple[str, ...], backend: str, seed: int | None, reveal: bool,
-          course: Path | None) -> None:
+@click.option(
+    "--course",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="course.toml: after its `due`, `after_due_date` checks run too.",
+)
+def check(
+    path: Path,
+    problems: tuple[str, ...],
+    backend: str,
+    seed: int | None,
+    reveal: bool,
+    course: Path | None,
+) -> None:
     """Check your work in PATH on the visible checks, with feedback on every failure.
 
     Hidden checks are not run here: their number and worth are shown, they count when graded.
@@ -146,8 +183,9 @@ def check(path: Path, problems: tuple[str, ...], backend: str, seed: int | None,
     except BackendUnavailable as exc:
         raise click.ClickException(str(exc)) from exc
     run_seed = seed if seed is not None else secrets.randbelow(2**31)
-    view, unseen = check_submission(path, catalog, selected, chosen, run_seed,
-                                    revealed(reveal, course))
+    view, unseen = check_submission(
+        path, catalog, selected, chosen, run_seed, revealed(reveal, course)
+    )
     print_feedback(view, unseen)
     if view.grader_fault:
         sys.exit(2)
@@ -160,27 +198,67 @@ def check(path: Path, problems: tuple[str, ...], backend: str, seed: int | None,
 
 @cli.command()
 @click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("reports"), show_default=True, help="Where reports are written.")
-@click.option("--backend", type=BACKENDS, default="auto", show_default=True,
-              help="Where submission code runs.")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("reports"),
+    show_default=True,
+    help="Where reports are written.",
+)
+@click.option(
+    "--backend",
+    type=BACKENDS,
+    default="auto",
+    show_default=True,
+    help="Where submission code runs.",
+)
 @click.option("--image", default=None, help="Sandbox image for the docker backend.")
 @click.option("--problem", "problems", multiple=True, help="Grade only these problems.")
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=os.cpu_count() or 1,
-              show_default="number of cores", help="Submissions graded in parallel.")
-@click.option("--seed", type=int, default=None,
-              help="Seed for inputs and weights (default: random).")
-@click.option("--timeout", type=click.FloatRange(min=1), default=None,
-              help="Seconds per problem (overrides the specs).")
-@click.option("--memory-mb", type=click.IntRange(min=256), default=None,
-              help="Memory per submission (overrides the specs).")
-@click.option("--resume", is_flag=True,
-              help="Skip submissions whose saved report has this grader version and content.")
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=os.cpu_count() or 1,
+    show_default="number of cores",
+    help="Submissions graded in parallel.",
+)
+@click.option(
+    "--seed", type=int, default=None, help="Seed for inputs and weights (default: random)."
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    default=None,
+    help="Seconds per problem (overrides the specs).",
+)
+@click.option(
+    "--memory-mb",
+    type=click.IntRange(min=256),
+    default=None,
+    help="Memory per submission (overrides the specs).",
+)
+@click.option(
+    "--resume",
+    is_flag=True,
+    help="Skip submissions whose saved report has this grader version and content.",
+)
 @format_options
 def grade(
-    path: Path, out_dir: Path, backend: str, image: str | None, problems: tuple[str, ...],
-    jobs: int, seed: int | None, timeout: float | None, memory_mb: int | None, resume: bool,
-    formats: tuple[str, ...], reveal: bool, course: Path | None, junit_by: str,
+    path: Path,
+    out_dir: Path,
+    backend: str,
+    image: str | None,
+    problems: tuple[str, ...],
+    jobs: int,
+    seed: int | None,
+    timeout: float | None,
+    memory_mb: int | None,
+    resume: bool,
+    formats: tuple[str, ...],
+    reveal: bool,
+    course: Path | None,
+    junit_by: str,
 ) -> None:
     """Grade PATH: one submission, or a folder with one submission per sub-folder."""
     catalog, selected = load_catalog(problems)
@@ -203,12 +281,17 @@ def grade(
         except BackendUnavailable as exc:
             raise click.ClickException(str(exc)) from exc
         run_seed = seed if seed is not None else secrets.randbelow(2**31)
-        click.echo(f"Grading {len(todo)} submission(s) on {chosen.name}, seed {run_seed}",
-                   err=True)
-        grader = Grader(catalog, selected, chosen, run_seed,
-                        {"problem_seconds": timeout, "memory_mb": memory_mb})
+        click.echo(f"Grading {len(todo)} submission(s) on {chosen.name}, seed {run_seed}", err=True)
+        grader = Grader(
+            catalog,
+            selected,
+            chosen,
+            run_seed,
+            {"problem_seconds": timeout, "memory_mb": memory_mb},
+        )
         try:
             with progress(len(todo)) as advance:
+
                 def done(report: SubmissionReport) -> None:
                     write_report(report, out_dir)
                     advance(f"{report.submission} {fraction(report.total, report.max_total)}")
@@ -229,11 +312,22 @@ def grade(
 
 @cli.command()
 @click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=None, help="Where outputs go (default: DIRECTORY).")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where outputs go (default: DIRECTORY).",
+)
 @format_options
-def report(directory: Path, out_dir: Path | None, formats: tuple[str, ...], reveal: bool,
-           course: Path | None, junit_by: str) -> None:
+def report(
+    directory: Path,
+    out_dir: Path | None,
+    formats: tuple[str, ...],
+    reveal: bool,
+    course: Path | None,
+    junit_by: str,
+) -> None:
     """Render outputs again from the JSON reports saved in DIRECTORY, without regrading.
 
     The gradebook CSV is always written; --format adds more.
@@ -263,8 +357,10 @@ def validate(problems: tuple[str, ...], backend: str, seed: int, jobs: int) -> N
     print_outcomes(outcomes)
     misses = [o for o in outcomes if not o.ok]
     mutants = sum(o.kind == "mutant" for o in outcomes)
-    click.echo(f"{len(outcomes) - len(misses)} passed, {len(misses)} failed "
-               f"({len(selected)} problems, {mutants} mutants)")
+    click.echo(
+        f"{len(outcomes) - len(misses)} passed, {len(misses)} failed "
+        f"({len(selected)} problems, {mutants} mutants)"
+    )
     if misses:
         sys.exit(1)
 
@@ -293,13 +389,17 @@ def classroom() -> None:
 
 @classroom.command("init")
 @click.argument("repo", default=".", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--grader-url", required=True,
-              help="Git URL of this grader (with its problems), cloned by the workflow.")
+@click.option(
+    "--grader-url",
+    required=True,
+    help="Git URL of this grader (with its problems), cloned by the workflow.",
+)
 @click.option("--ref", default=None, help="Branch or tag of the grader to use.")
 @click.option("--python", "python_version", default="3.11", show_default=True)
 @click.option("--force", is_flag=True, help="Replace an existing workflow file.")
-def classroom_init(repo: Path, grader_url: str, ref: str | None, python_version: str,
-                   force: bool) -> None:
+def classroom_init(
+    repo: Path, grader_url: str, ref: str | None, python_version: str, force: bool
+) -> None:
     """Write .github/workflows/classroom.yml into REPO (the assignment's template)."""
     from grader.classroom import workflow, write_workflow
 
@@ -322,8 +422,12 @@ def gradescope() -> None:
 
 
 @gradescope.command("build")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
-              default=Path("autograder.zip"), show_default=True)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("autograder.zip"),
+    show_default=True,
+)
 def gradescope_build(out: Path) -> None:
     """Build the autograder zip to upload to Gradescope."""
     from grader.gradescope import build_autograder
@@ -333,8 +437,12 @@ def gradescope_build(out: Path) -> None:
 
 @gradescope.command("run")
 @click.argument("submission", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--results", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="Where results.json is written.")
+@click.option(
+    "--results",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Where results.json is written.",
+)
 @click.option("--user", default=None, help="Run the candidate's code as this account.")
 def gradescope_run(submission: Path, results: Path, user: str | None) -> None:
     """Grade SUBMISSION inside Gradescope's container (what run_autograder calls)."""

@@ -36,8 +36,12 @@ def score_table(reports: list[SubmissionReport]) -> Table:
     """One row per submission, one column per problem someone attempted."""
     table = Table(title="Scores", show_lines=False)
     table.add_column("submission", style="bold")
-    attempted = {p.problem for r in reports for p in r.problems
-                 if p.status is not ProblemStatus.not_attempted}
+    attempted = {
+        p.problem
+        for r in reports
+        for p in r.problems
+        if p.status is not ProblemStatus.not_attempted
+    }
     problems = [p.problem for p in reports[0].problems if p.problem in attempted] if reports else []
     for problem in problems:
         table.add_column(problem, justify="right")
@@ -80,8 +84,15 @@ def progress(total: int, console: Console | None = None) -> Iterator[Callable[[s
     if not console.is_terminal or total < 2:
         yield lambda _name: None
         return
-    columns = (TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-               TextColumn("eta"), TimeRemainingColumn(), TextColumn("{task.fields[last]}"))
+    columns = (
+        TextColumn("grading"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[last]}"),
+    )
     with Progress(*columns, console=console) as bar:
         task = bar.add_task("grading", total=total, last="")
         yield lambda name: bar.update(task, advance=1, last=name)
@@ -106,24 +117,35 @@ def print_feedback(
         if problem.status is ProblemStatus.not_attempted:
             continue
         colour = "green" if problem.score == problem.max_score else "yellow"
-        console.print(f"\n[bold]{escape(problem.problem)}[/bold]  {escape(problem.title)}  "
-                      f"[{colour}]{fraction(problem.score, problem.max_score)}[/{colour}]")
+        console.print(
+            f"\n[bold]{escape(problem.problem)}[/bold]  {escape(problem.title)}  "
+            f"[{colour}]{fraction(problem.score, problem.max_score)}[/{colour}]"
+        )
         note = problem_note(problem)
         if note:
             console.print(f"  [red]{escape(note)}[/red]")
         for check in problem.checks:
-            console.print(f"  {CHECK_MARK[check.status]} {escape(check.name)}  "
-                          f"[dim]{fraction(check.points, check.max_points)}[/dim]")
+            console.print(
+                f"  {CHECK_MARK[check.status]} {escape(check.name)}  "
+                f"[dim]{fraction(check.points, check.max_points)}[/dim]"
+            )
             if check.status is not CheckStatus.passed:
                 for line in check_details(check):
                     console.print(f"      {escape(line)}", highlight=False, soft_wrap=True)
         count, worth = unseen.get(problem.problem, (0, 0.0))
         if count:
-            console.print(f"  [dim]+ {count} hidden check(s) worth {num(worth)} point(s), "
-                          "graded when you submit[/dim]")
+            console.print(
+                f"  [dim]+ {count} hidden check(s) worth {num(worth)} point(s), "
+                "graded when you submit[/dim]"
+            )
     hidden_total = sum(worth for p, (_, worth) in unseen.items() if p not in skipped)
-    console.print(f"\n[bold]Checks run here: {fraction(view.total, view.max_total)}[/bold]"
-                  + (f"  (hidden checks worth {num(hidden_total)} more point(s) are graded "
-                     "when you submit)" if hidden_total else ""))
+    console.print(
+        f"\n[bold]Checks run here: {fraction(view.total, view.max_total)}[/bold]"
+        + (
+            f"  (hidden checks worth {num(hidden_total)} more point(s) are graded when you submit)"
+            if hidden_total
+            else ""
+        )
+    )
     if skipped:
         console.print(f"[dim]Not attempted: {', '.join(skipped)}[/dim]")

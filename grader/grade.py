@@ -187,21 +187,20 @@ class Grader:
         return [results[s] for s in submissions]
 
     def not_attempted(self, problem: Problem) -> ProblemReport:
-        return ProblemReport(
-            problem=problem.spec.id,
-            title=problem.spec.title,
-            status=ProblemStatus.not_attempted,
-            score=0,
-            max_score=problem.spec.max_score,
-            message=f"no {problem.spec.entry} in the submission",
-        )
+        message = f"no {problem.spec.entry} in the submission"
+        return unscored(problem, ProblemStatus.not_attempted, message)
 
     def fault(self, problem: Problem, message: str) -> ProblemReport:
-        return ProblemReport(
-            problem=problem.spec.id,
-            title=problem.spec.title,
-            status=ProblemStatus.grader_error,
-            score=0,
-            max_score=problem.spec.max_score,
-            message=message,
-        )
+        return unscored(problem, ProblemStatus.grader_error, message)
+
+
+def unscored(problem: Problem, status: ProblemStatus, message: str) -> ProblemReport:
+    """A problem report with no checks run."""
+    return ProblemReport(
+        problem=problem.spec.id,
+        title=problem.spec.title,
+        status=status,
+        score=0,
+        max_score=problem.spec.max_score,
+        message=message,
+    )

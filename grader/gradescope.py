@@ -74,8 +74,10 @@ def packed_files(root: Path) -> list[Path]:
             files.append(Path(name))
         elif top.is_dir():
             files += sorted(
-                p.relative_to(root) for p in top.rglob("*")
-                if p.is_file() and not SKIPPED.intersection(p.relative_to(root).parts)
+                p.relative_to(root)
+                for p in top.rglob("*")
+                if p.is_file()
+                and not SKIPPED.intersection(p.relative_to(root).parts)
                 and p.suffix != ".pyc"
             )
     return files
@@ -103,8 +105,9 @@ def build_autograder(out: Path, root: Path = ROOT) -> Path:
 def run_gradescope(submission: Path, results: Path, user: str | None) -> SubmissionReport:
     """Grade Gradescope's submission folder and write `results.json` from the candidate view."""
     catalog = Catalog()
-    grader = Grader(catalog, list(catalog.problems.values()), LocalBackend(user),
-                    secrets.randbelow(2**31))
+    grader = Grader(
+        catalog, list(catalog.problems.values()), LocalBackend(user), secrets.randbelow(2**31)
+    )
     try:
         report = grader.grade(submission, name="submission")
     finally:

@@ -13,9 +13,11 @@ from grader.spec import Visibility
 
 
 def shown_visibilities(reveal_after_due: bool) -> set[Visibility]:
-    return {Visibility.visible, Visibility.after_due_date} if reveal_after_due else {
-        Visibility.visible
-    }
+    return (
+        {Visibility.visible, Visibility.after_due_date}
+        if reveal_after_due
+        else {Visibility.visible}
+    )
 
 
 def unseen_checks(problems: list[Problem], shown: set[Visibility]) -> dict[str, tuple[int, float]]:

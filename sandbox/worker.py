@@ -32,7 +32,7 @@ import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, cast
 
 import torch
 from safetensors.torch import load_file, save_file
@@ -324,7 +324,14 @@ def run_call(
             for out, key in zip(outputs, backward, strict=False)
             if key is not None and isinstance(out, torch.Tensor)
         ]
-        torch.autograd.backward([o for o, _ in pairs], [g.to(o.dtype) for o, g in pairs])
+        for out, grad in pairs:
+            if out.shape != grad.shape:
+                raise ValueError(f"output shape {tuple(out.shape)}, expected {tuple(grad.shape)}")
+        # the gradient of sum(out * g) is backward(out, g), without the first-call cost (a
+        # sympy import) of passing explicit gradients to torch.autograd.backward
+        loss = sum((out * grad.to(out.dtype)).sum() for out, grad in pairs)
+        if isinstance(loss, torch.Tensor):
+            loss.backward()
         for j, arg in enumerate(args):
             if isinstance(arg, torch.Tensor) and arg.requires_grad:
                 grads[f"arg{j}"] = save_tensor(arg.grad, f"c{index}/grad/arg{j}", tensors)
@@ -509,7 +516,8 @@ class Emitter:
         self.out = out
         self.file = PipeWriter(fd)
         # "w", not "w|": the stream mode keeps a partial block back until it is closed
-        self.tar = tarfile.open(fileobj=self.file, mode="w") if stream else None  # noqa: SIM115
+        pipe = cast(IO[bytes], self.file)
+        self.tar = tarfile.open(fileobj=pipe, mode="w") if stream else None  # noqa: SIM115
 
     def send(self, *paths: Path) -> None:
         if self.tar is None:

@@ -23,95 +23,190 @@ V, H, L = Visibility.visible, Visibility.hidden, Visibility.after_due_date
 OK, FAIL, ERR = CheckStatus.passed, CheckStatus.failed, CheckStatus.error
 
 
-def check(name: str, status: CheckStatus, points: float, visibility: Visibility = V,
-          message: str = "", diagnosis: Diagnosis | None = None) -> CheckReport:
+def check(
+    name: str,
+    status: CheckStatus,
+    points: float,
+    visibility: Visibility = V,
+    message: str = "",
+    diagnosis: Diagnosis | None = None,
+) -> CheckReport:
     return CheckReport(
-        name=name, check="allclose", status=status,
-        points=points if status is OK else 0.0, max_points=points,
-        visibility=visibility, message=message, diagnosis=diagnosis,
+        name=name,
+        check="allclose",
+        status=status,
+        points=points if status is OK else 0.0,
+        max_points=points,
+        visibility=visibility,
+        message=message,
+        diagnosis=diagnosis,
     )
 
 
-def problem(problem_id: str, status: ProblemStatus, checks: list[CheckReport],
-            max_score: float, message: str = "", **extra: object) -> ProblemReport:
+def problem(
+    problem_id: str,
+    status: ProblemStatus,
+    checks: list[CheckReport],
+    max_score: float,
+    message: str = "",
+    **extra: object,
+) -> ProblemReport:
     score = sum(c.points for c in checks)
     if status in (ProblemStatus.forbidden_api, ProblemStatus.grader_error):
         score = 0.0
-    return ProblemReport(problem=problem_id, title=f"The {problem_id} problem", status=status,
-                         score=score, max_score=max_score, checks=checks, message=message,
-                         seconds=1.5 if checks else None, **extra)
+    return ProblemReport(
+        problem=problem_id,
+        title=f"The {problem_id} problem",
+        status=status,
+        score=score,
+        max_score=max_score,
+        checks=checks,
+        message=message,
+        seconds=1.5 if checks else None,
+        **extra,
+    )
 
 
 def split_heads(bob: bool) -> ProblemReport:
-    diagnosis = Diagnosis(mistake="view_no_transpose", description="heads split with view",
-                          config="s3", max_error=3.5, where="batch 1, head 0, token 2")
-    secret = Diagnosis(mistake="interleaved_heads", description="HIDDEN-SECRET diagnosis",
-                       config="s8", max_error=1.25, where="HIDDEN-SECRET where")
+    diagnosis = Diagnosis(
+        mistake="view_no_transpose",
+        description="heads split with view",
+        config="s3",
+        max_error=3.5,
+        where="batch 1, head 0, token 2",
+    )
+    secret = Diagnosis(
+        mistake="interleaved_heads",
+        description="HIDDEN-SECRET diagnosis",
+        config="s8",
+        max_error=1.25,
+        where="HIDDEN-SECRET where",
+    )
     checks = [
         check("split_heads returns (B, nh, T, hd)", OK, 1, message="3 configs agree"),
-        check("split_heads puts the right channels in each head", FAIL if bob else OK, 3,
-              message="output differs | max error 3.5" if bob else "2 configs agree",
-              diagnosis=diagnosis if bob else None),
-        check("HIDDEN-SECRET: more head counts", FAIL if bob else OK, 1, H,
-              message="HIDDEN-SECRET message", diagnosis=secret if bob else None),
-        check("LATER-SECRET: float64", FAIL if bob else OK, 2, L,
-              message="LATER-SECRET message"),
+        check(
+            "split_heads puts the right channels in each head",
+            FAIL if bob else OK,
+            3,
+            message="output differs | max error 3.5" if bob else "2 configs agree",
+            diagnosis=diagnosis if bob else None,
+        ),
+        check(
+            "HIDDEN-SECRET: more head counts",
+            FAIL if bob else OK,
+            1,
+            H,
+            message="HIDDEN-SECRET message",
+            diagnosis=secret if bob else None,
+        ),
+        check("LATER-SECRET: float64", FAIL if bob else OK, 2, L, message="LATER-SECRET message"),
         check("no forbidden API", OK, 1, message="no forbidden API"),
     ]
     return problem("split_heads", ProblemStatus.graded, checks, 8)
 
 
 def causal(status: ProblemStatus) -> ProblemReport:
-    message = "a forbidden API is used: the problem scores 0" if status is \
-        ProblemStatus.forbidden_api else ""
+    message = (
+        "a forbidden API is used: the problem scores 0"
+        if status is ProblemStatus.forbidden_api
+        else ""
+    )
     checks = [
         check("output shape (B, T, C)", OK, 1, message="2 configs agree"),
         check("causal: no token sees the future", OK, 2, message="ok"),
         check("HIDDEN-SECRET: dropout off in eval", OK, 1, H, message="HIDDEN-SECRET ok"),
-        check("no forbidden API", FAIL if status is ProblemStatus.forbidden_api else OK, 1,
-              message="uses scaled_dot_product_attention"
-              if status is ProblemStatus.forbidden_api else "no forbidden API"),
+        check(
+            "no forbidden API",
+            FAIL if status is ProblemStatus.forbidden_api else OK,
+            1,
+            message="uses scaled_dot_product_attention"
+            if status is ProblemStatus.forbidden_api
+            else "no forbidden API",
+        ),
     ]
-    return problem("causal_self_attention", status, checks, 5, message,
-                   stdout="HIDDEN-SECRET stdout", stderr="")
+    return problem(
+        "causal_self_attention",
+        status,
+        checks,
+        5,
+        message,
+        stdout="HIDDEN-SECRET stdout",
+        stderr="",
+    )
 
 
 def not_attempted(problem_id: str, max_score: float) -> ProblemReport:
-    return ProblemReport(problem=problem_id, title=f"The {problem_id} problem",
-                         status=ProblemStatus.not_attempted, score=0, max_score=max_score,
-                         message=f"no {problem_id}.py in the submission", stdout="")
+    return ProblemReport(
+        problem=problem_id,
+        title=f"The {problem_id} problem",
+        status=ProblemStatus.not_attempted,
+        score=0,
+        max_score=max_score,
+        message=f"no {problem_id}.py in the submission",
+        stdout="",
+    )
 
 
-def submission(name: str, problems: list[ProblemReport], minute: int,
-               message: str = "") -> SubmissionReport:
+def submission(
+    name: str, problems: list[ProblemReport], minute: int, message: str = ""
+) -> SubmissionReport:
     return SubmissionReport(
-        submission=name, total=sum(p.score for p in problems),
-        max_total=sum(p.max_score for p in problems), problems=problems,
-        content_hash=f"{minute:02d}" * 32, message=message,
-        run=RunInfo(grader_version="0.1.0", seed=7, backend="local",
-                    environment={"backend": "local", "torch_version": "2.13.0"},
-                    started_at=datetime(2026, 3, 1, 12, minute, tzinfo=UTC), seconds=4.2),
+        submission=name,
+        total=sum(p.score for p in problems),
+        max_total=sum(p.max_score for p in problems),
+        problems=problems,
+        content_hash=f"{minute:02d}" * 32,
+        message=message,
+        run=RunInfo(
+            grader_version="0.1.0",
+            seed=7,
+            backend="local",
+            environment={"backend": "local", "torch_version": "2.13.0"},
+            started_at=datetime(2026, 3, 1, 12, minute, tzinfo=UTC),
+            seconds=4.2,
+        ),
     )
 
 
 def sample_reports() -> list[SubmissionReport]:
     errored = ProblemReport(
-        problem="mha_by_loop", title="The mha_by_loop problem", status=ProblemStatus.grader_error,
-        score=0, max_score=4,
-        message="check 'HIDDEN-SECRET loop' failed: KeyError\nTraceback ...", stdout="",
+        problem="mha_by_loop",
+        title="The mha_by_loop problem",
+        status=ProblemStatus.grader_error,
+        score=0,
+        max_score=4,
+        message="check 'HIDDEN-SECRET loop' failed: KeyError\nTraceback ...",
+        stdout="",
     )
     imported = ProblemReport(
-        problem="mha_by_loop", title="The mha_by_loop problem", status=ProblemStatus.import_error,
-        score=0, max_score=4, message="importing mha_by_loop.py raised SyntaxError: line 3",
-        checks=[check("returns (B, T, C)", ERR, 2, message="importing raised SyntaxError"),
-                check("HIDDEN-SECRET loops", ERR, 2, H, message="importing raised SyntaxError")],
+        problem="mha_by_loop",
+        title="The mha_by_loop problem",
+        status=ProblemStatus.import_error,
+        score=0,
+        max_score=4,
+        message="importing mha_by_loop.py raised SyntaxError: line 3",
+        checks=[
+            check("returns (B, T, C)", ERR, 2, message="importing raised SyntaxError"),
+            check("HIDDEN-SECRET loops", ERR, 2, H, message="importing raised SyntaxError"),
+        ],
         stdout="",
     )
     return [
-        submission("alice", [split_heads(False), causal(ProblemStatus.graded),
-                             not_attempted("mha_by_loop", 4)], 0),
-        submission("bob", [split_heads(True), causal(ProblemStatus.forbidden_api), imported], 1,
-                   "notes.py: not a regular file (links are not followed)"),
-        submission("carol", [not_attempted("split_heads", 8), causal(ProblemStatus.graded),
-                             errored], 2, "grader error: RuntimeError('HIDDEN-SECRET')"),
+        submission(
+            "alice",
+            [split_heads(False), causal(ProblemStatus.graded), not_attempted("mha_by_loop", 4)],
+            0,
+        ),
+        submission(
+            "bob",
+            [split_heads(True), causal(ProblemStatus.forbidden_api), imported],
+            1,
+            "notes.py: not a regular file (links are not followed)",
+        ),
+        submission(
+            "carol",
+            [not_attempted("split_heads", 8), causal(ProblemStatus.graded), errored],
+            2,
+            "grader error: RuntimeError('HIDDEN-SECRET')",
+        ),
     ]

@@ -62,8 +62,18 @@ def test_init_writes_starter_once(tmp_path: Path, catalog: Catalog) -> None:
 def test_report_rerenders_saved_json(tmp_path: Path) -> None:
     for report in sample_reports():
         write_report(report, tmp_path)
-    code, _ = run("report", str(tmp_path), "--format", "html", "--format", "junit",
-                  "--format", "markdown", "--out", str(tmp_path / "out"))
+    code, _ = run(
+        "report",
+        str(tmp_path),
+        "--format",
+        "html",
+        "--format",
+        "junit",
+        "--format",
+        "markdown",
+        "--out",
+        str(tmp_path / "out"),
+    )
     assert code == 0
     for name in ("summary.csv", "report.html", "junit.xml", "summary.md", "feedback/bob.md"):
         assert (tmp_path / "out" / name).is_file(), name
@@ -126,9 +136,15 @@ def test_gradescope_zip(tmp_path: Path) -> None:
         names = set(archive.namelist())
         modes = {i.filename: i.external_attr >> 16 for i in archive.infolist()}
         run_script = archive.read("run_autograder").decode()
-    assert {"setup.sh", "run_autograder", "grader/pyproject.toml", "grader/sandbox/worker.py",
-            "grader/grader/cli.py", "grader/problems/split_heads/spec.toml",
-            "grader/reference_solutions/split_heads.py"} <= names
+    assert {
+        "setup.sh",
+        "run_autograder",
+        "grader/pyproject.toml",
+        "grader/sandbox/worker.py",
+        "grader/grader/cli.py",
+        "grader/problems/split_heads/spec.toml",
+        "grader/reference_solutions/split_heads.py",
+    } <= names
     assert not any("__pycache__" in n for n in names)
     assert modes["run_autograder"] & stat.S_IXUSR and modes["setup.sh"] & stat.S_IXUSR
     assert "--user grader-student" in run_script
@@ -137,8 +153,14 @@ def test_gradescope_zip(tmp_path: Path) -> None:
 
 @pytest.mark.timeout(300)
 def test_check_grades_visible_checks_only(catalog: Catalog) -> None:
-    code, out = run("check", str(ROOT / "submissions" / "alice_complete"), "--problem",
-                    "split_heads", "--seed", "3")
+    code, out = run(
+        "check",
+        str(ROOT / "submissions" / "alice_complete"),
+        "--problem",
+        "split_heads",
+        "--seed",
+        "3",
+    )
     assert code == 0, out
     problem = catalog.problems["split_heads"]
     visible = [c for c in problem.spec.checks if c.visibility is Visibility.visible]

@@ -78,8 +78,17 @@ def test_html_is_self_contained(reports: list[SubmissionReport]) -> None:
     assert "HIDDEN-SECRET message" in text  # the instructor's report has everything
 
 
-JUNIT_SUITE = {"name", "timestamp", "hostname", "tests", "failures", "errors", "time",
-               "package", "id"}
+JUNIT_SUITE = {
+    "name",
+    "timestamp",
+    "hostname",
+    "tests",
+    "failures",
+    "errors",
+    "time",
+    "package",
+    "id",
+}
 JUNIT_CASE = {"name", "classname", "time"}
 
 
@@ -135,8 +144,17 @@ def validate_classroom(result: dict[str, Any]) -> None:
     assert isinstance(result["max_score"], NUMBER)
     for test in result["tests"]:
         assert {"name", "status", "score", "message"} <= set(test)
-        assert set(test) <= {"name", "status", "score", "max_score", "message", "test_code",
-                             "filename", "line_no", "duration"}
+        assert set(test) <= {
+            "name",
+            "status",
+            "score",
+            "max_score",
+            "message",
+            "test_code",
+            "filename",
+            "line_no",
+            "duration",
+        }
         assert test["status"] in ("pass", "fail", "error")
         assert isinstance(test["score"], NUMBER) and isinstance(test["name"], str)
         assert isinstance(test["line_no"], int) and isinstance(test["duration"], NUMBER)
@@ -157,13 +175,29 @@ def test_classroom(reports: list[SubmissionReport]) -> None:
 
 Types = type | tuple[type, ...]
 GRADESCOPE_TOP: dict[str, Types] = {
-    "score": NUMBER, "execution_time": NUMBER, "output": str, "output_format": str,
-    "test_output_format": str, "test_name_format": str, "visibility": str,
-    "stdout_visibility": str, "extra_data": dict, "tests": list, "leaderboard": list,
+    "score": NUMBER,
+    "execution_time": NUMBER,
+    "output": str,
+    "output_format": str,
+    "test_output_format": str,
+    "test_name_format": str,
+    "visibility": str,
+    "stdout_visibility": str,
+    "extra_data": dict,
+    "tests": list,
+    "leaderboard": list,
 }
 GRADESCOPE_TEST: dict[str, Types] = {
-    "score": NUMBER, "max_score": NUMBER, "status": str, "name": str, "name_format": str,
-    "number": str, "output": str, "output_format": str, "tags": list, "visibility": str,
+    "score": NUMBER,
+    "max_score": NUMBER,
+    "status": str,
+    "name": str,
+    "name_format": str,
+    "number": str,
+    "output": str,
+    "output_format": str,
+    "tags": list,
+    "visibility": str,
     "extra_data": dict,
 }
 VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
@@ -202,11 +236,18 @@ def test_outputs_and_rereading(reports: list[SubmissionReport], tmp_path: Path) 
     (tmp_path / "unrelated.json").write_text("{}")
     again = read_reports(tmp_path)
     assert [r.submission for r in again] == ["alice", "bob", "carol"]
-    written = write_outputs(again, ["csv", "markdown", "html", "junit", "gradescope"],
-                            Options(tmp_path / "out"))
+    written = write_outputs(
+        again, ["csv", "markdown", "html", "junit", "gradescope"], Options(tmp_path / "out")
+    )
     names = {Path(p).relative_to(tmp_path / "out").as_posix() for p in written}
-    assert {"summary.csv", "summary.md", "report.html", "junit.xml",
-            "feedback/bob.md", "gradescope/bob.json"} <= names
+    assert {
+        "summary.csv",
+        "summary.md",
+        "report.html",
+        "junit.xml",
+        "feedback/bob.md",
+        "gradescope/bob.json",
+    } <= names
 
 
 def test_classroom_writes_runner_files(reports: list[SubmissionReport], tmp_path: Path) -> None:
@@ -218,8 +259,9 @@ def test_classroom_writes_runner_files(reports: list[SubmissionReport], tmp_path
     validate_classroom(json.loads(base64.b64decode(value)))
     assert summary.read_text().startswith("# bob: 2/17")
     echoed: list[str] = []
-    write_outputs(reports[1:2], ["github-classroom"],
-                  Options(tmp_path, environ={}, echo=echoed.append))
+    write_outputs(
+        reports[1:2], ["github-classroom"], Options(tmp_path, environ={}, echo=echoed.append)
+    )
     assert echoed[0].startswith("result=")
     with pytest.raises(ValueError):
         write_outputs(reports, ["github-classroom"], Options(tmp_path, environ={}))

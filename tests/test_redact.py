@@ -29,9 +29,15 @@ def candidate_outputs(report: SubmissionReport, reveal: bool, tmp_path: Path) ->
     output, summary = tmp_path / "output", tmp_path / "summary"
     output.write_text("")
     summary.write_text("")
-    write_outputs([report], ["github-classroom", "markdown"],
-                  Options(tmp_path / "out", reveal, environ={"GITHUB_OUTPUT": str(output),
-                                                             "GITHUB_STEP_SUMMARY": str(summary)}))
+    write_outputs(
+        [report],
+        ["github-classroom", "markdown"],
+        Options(
+            tmp_path / "out",
+            reveal,
+            environ={"GITHUB_OUTPUT": str(output), "GITHUB_STEP_SUMMARY": str(summary)},
+        ),
+    )
     encoded = output.read_text().strip().removeprefix("result=")
     return {
         "check": console.export_text(),

@@ -192,7 +192,7 @@ class DockerBackend:
                 finally:
                     cleanup.unregister(name)
             run.environment = env
-            if run.fault is None and not run.timed_out and run.output_error is None:
+            if run.fault is None:  # what arrived before a timeout or a cut still counts
                 tar.seek(0)
                 self._extract(tar, job, run)
         return run
@@ -240,6 +240,9 @@ class DockerBackend:
         )
         if out.overflow.is_set():
             run.output_error = f"stdout exceeded {out.keep} bytes"
+        if proc.returncode == 0 and not timed_out:
+            run.exit_code = 0  # the worker's own clean exit: nothing to ask the engine
+            return run
         state = self._state(name)
         if state is None or str(state.get("StartedAt", "0001")).startswith("0001"):
             run.fault = "container did not start: " + run.stderr.strip()[-2000:]
@@ -271,6 +274,7 @@ class DockerBackend:
                 max_members=MAX_MEMBERS,
             )
         except UnsafeArchiveError as exc:
-            run.output_error = f"result stream rejected: {exc}"
+            rejected = f"result stream rejected: {exc}"
+            run.output_error = f"{run.output_error}; {rejected}" if run.output_error else rejected
             tar.seek(0)
             run.stdout = tar.read(limits.log_bytes).decode("utf-8", errors="replace")

@@ -3,5 +3,18 @@
 from grader.checks import modules, sdpa, source, structure, training, values, weights
 from grader.checks.base import CHECKS, Check, Context, Failure, Verdict, register
 
-__all__ = ["CHECKS", "Check", "Context", "Failure", "Verdict", "modules", "register",
-           "sdpa", "source", "structure", "training", "values", "weights"]
+__all__ = [
+    "CHECKS",
+    "Check",
+    "Context",
+    "Failure",
+    "Verdict",
+    "modules",
+    "register",
+    "sdpa",
+    "source",
+    "structure",
+    "training",
+    "values",
+    "weights",
+]

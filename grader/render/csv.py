@@ -26,11 +26,18 @@ def write_summary_csv(reports: list[SubmissionReport], path: Path) -> None:
         writer.writerow(["submission", *problems, "total", "max_total", "status", "notes"])
         for report in reports:
             scores = {p.problem: p for p in report.problems}
-            notes = [f"{p.problem}: {p.status.value}" for p in report.problems
-                     if p.status not in (ProblemStatus.graded, ProblemStatus.not_attempted)]
-            writer.writerow([
-                report.submission,
-                *(f"{scores[p].score:g}" if p in scores else "" for p in problems),
-                f"{report.total:g}", f"{report.max_total:g}", submission_status(report),
-                "; ".join(notes),
-            ])
+            notes = [
+                f"{p.problem}: {p.status.value}"
+                for p in report.problems
+                if p.status not in (ProblemStatus.graded, ProblemStatus.not_attempted)
+            ]
+            writer.writerow(
+                [
+                    report.submission,
+                    *(f"{scores[p].score:g}" if p in scores else "" for p in problems),
+                    f"{report.total:g}",
+                    f"{report.max_total:g}",
+                    submission_status(report),
+                    "; ".join(notes),
+                ]
+            )

@@ -31,8 +31,11 @@ def gradescope_results(view: SubmissionReport) -> dict[str, Any]:
     lines = [f"{view.submission}: {fraction(view.total, view.max_total)}"]
     if view.message:
         lines.append(view.message)
-    lines += [f"{p.problem}: {problem_note(p)}" for p in view.problems
-              if p.status not in (ProblemStatus.graded, ProblemStatus.not_attempted)]
+    lines += [
+        f"{p.problem}: {problem_note(p)}"
+        for p in view.problems
+        if p.status not in (ProblemStatus.graded, ProblemStatus.not_attempted)
+    ]
     return {
         "score": view.total,
         "execution_time": round(view.run.seconds or 0.0),
@@ -40,4 +43,3 @@ def gradescope_results(view: SubmissionReport) -> dict[str, Any]:
         "stdout_visibility": "hidden",
         "tests": tests,
     }
-

@@ -31,7 +31,9 @@ def render_html(reports: list[SubmissionReport], title: str = "Class report") ->
         f"<h1>{escape(title)}</h1>",
         overview(stats),
         "<h2>Score distribution per problem</h2>",
-        '<div class="cards">', *(problem_card(p) for p in stats.problems), "</div>",
+        '<div class="cards">',
+        *(problem_card(p) for p in stats.problems),
+        "</div>",
         "<h2>Most common mistakes</h2>",
         mistakes_table(stats),
         "<h2>Submissions</h2>",
@@ -47,8 +49,10 @@ def render_html(reports: list[SubmissionReport], title: str = "Class report") ->
 
 
 def overview(stats: ClassStats) -> str:
-    text = (f"{stats.submissions} submission(s); total out of {num(stats.max_total)}: "
-            f"mean {stats.mean_total:.3g}, median {num(stats.median_total)}.")
+    text = (
+        f"{stats.submissions} submission(s); total out of {num(stats.max_total)}: "
+        f"mean {stats.mean_total:.3g}, median {num(stats.median_total)}."
+    )
     if stats.grader_errors:
         text += f" <strong>{stats.grader_errors} hit a grader error: regrade them.</strong>"
     return f"<p>{text}</p>"
@@ -57,7 +61,7 @@ def overview(stats: ClassStats) -> str:
 def problem_card(p: ProblemStats) -> str:
     most = max(p.histogram.values(), default=0) or 1
     bars = "".join(
-        f'<span>{escape(b)}</span>'
+        f"<span>{escape(b)}</span>"
         f'<div class="bar" style="width:{100 * p.histogram[b] / most:.0f}%"></div>'
         f'<span class="n">{p.histogram[b]}</span>'
         for b in BUCKETS
@@ -78,8 +82,10 @@ def mistakes_table(stats: ClassStats) -> str:
         f'<td class="n">{m.submissions}</td><td>{escape(m.description)}</td></tr>'
         for m in stats.mistakes
     )
-    return ('<table><tr><th>problem</th><th>mistake</th><th class="n">submissions</th>'
-            f"<th>description</th></tr>{rows}</table>")
+    return (
+        '<table><tr><th>problem</th><th>mistake</th><th class="n">submissions</th>'
+        f"<th>description</th></tr>{rows}</table>"
+    )
 
 
 def submissions_table(reports: list[SubmissionReport]) -> str:
@@ -90,7 +96,8 @@ def submissions_table(reports: list[SubmissionReport]) -> str:
         by_id = {p.problem: p for p in report.problems}
         cells = "".join(
             f'<td class="n">{escape(fraction(by_id[p].score, by_id[p].max_score))}</td>'
-            if p in by_id else "<td></td>"
+            if p in by_id
+            else "<td></td>"
             for p in problems
         )
         status = "grader error" if report.grader_fault else "ok"
@@ -98,8 +105,11 @@ def submissions_table(reports: list[SubmissionReport]) -> str:
             f'<tr><td><a href="#{anchor(report)}">{escape(report.submission)}</a></td>{cells}'
             f'<td class="n">{fraction(report.total, report.max_total)}</td><td>{status}</td></tr>'
         )
-    return (f'<table><tr><th>submission</th>{head}<th class="n">total</th><th>status</th></tr>'
-            + "".join(rows) + "</table>")
+    return (
+        f'<table><tr><th>submission</th>{head}<th class="n">total</th><th>status</th></tr>'
+        + "".join(rows)
+        + "</table>"
+    )
 
 
 def anchor(report: SubmissionReport) -> str:
@@ -108,32 +118,53 @@ def anchor(report: SubmissionReport) -> str:
 
 def submission_details(report: SubmissionReport) -> str:
     run = report.run
-    meta = (f"grader {escape(run.grader_version)}, backend {escape(run.backend)}, "
-            f"seed {run.seed}, content {escape(report.content_hash[:12] or 'unknown')}")
+    meta = (
+        f"grader {escape(run.grader_version)}, backend {escape(run.backend)}, "
+        f"seed {run.seed}, content {escape(report.content_hash[:12] or 'unknown')}"
+    )
     message = f"<p>{escape(report.message)}</p>" if report.message else ""
     problems = "".join(problem_details(p) for p in report.problems)
-    return (f'<details id="{anchor(report)}"><summary><strong>{escape(report.submission)}'
-            f"</strong> {fraction(report.total, report.max_total)}</summary>"
-            f"<p>{meta}</p>{message}{problems}</details>")
+    return (
+        f'<details id="{anchor(report)}"><summary><strong>{escape(report.submission)}'
+        f"</strong> {fraction(report.total, report.max_total)}</summary>"
+        f"<p>{meta}</p>{message}{problems}</details>"
+    )
 
 
 def problem_details(problem: ProblemReport) -> str:
     note = problem_note(problem)
     rows = "".join(check_row(c) for c in problem.checks)
-    table = (f'<table><tr><th></th><th>check</th><th class="n">points</th><th>visibility</th>'
-             f"<th>details</th></tr>{rows}</table>") if rows else ""
+    table = (
+        (
+            f'<table><tr><th></th><th>check</th><th class="n">points</th><th>visibility</th>'
+            f"<th>details</th></tr>{rows}</table>"
+        )
+        if rows
+        else ""
+    )
     logs = "".join(
         f"<details><summary>{name}</summary><pre>{escape(text)}</pre></details>"
-        for name, text in (("stdout", problem.stdout), ("stderr", problem.stderr)) if text
+        for name, text in (("stdout", problem.stdout), ("stderr", problem.stderr))
+        if text
     )
-    return (f"<h4>{escape(problem.problem)}: {fraction(problem.score, problem.max_score)}</h4>"
-            + (f"<pre>{escape(note)}</pre>" if note else "") + table + logs)
+    return (
+        f"<h4>{escape(problem.problem)}: {fraction(problem.score, problem.max_score)}</h4>"
+        + (f"<pre>{escape(note)}</pre>" if note else "")
+        + table
+        + logs
+    )
 
 
 def check_row(check: CheckReport) -> str:
-    mark = {CheckStatus.passed: "✔", CheckStatus.failed: "✘", CheckStatus.error: "!",
-            CheckStatus.skipped: "–"}[check.status]
+    mark = {
+        CheckStatus.passed: "✔",
+        CheckStatus.failed: "✘",
+        CheckStatus.error: "!",
+        CheckStatus.skipped: "–",
+    }[check.status]
     details = "<br>".join(escape(line) for line in check_details(check))
-    return (f'<tr><td class="{check.status.value}">{mark}</td><td>{escape(check.name)}</td>'
-            f'<td class="n">{fraction(check.points, check.max_points)}</td>'
-            f'<td><span class="tag">{check.visibility.value}</span></td><td>{details}</td></tr>')
+    return (
+        f'<tr><td class="{check.status.value}">{mark}</td><td>{escape(check.name)}</td>'
+        f'<td class="n">{fraction(check.points, check.max_points)}</td>'
+        f'<td><span class="tag">{check.visibility.value}</span></td><td>{details}</td></tr>'
+    )

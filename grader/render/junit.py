@@ -21,8 +21,15 @@ def render_junit(
     root = ET.Element("testsuites")
     suites = by_submission(reports) if by == "submission" else by_problem(reports)
     for index, (name, started, cases) in enumerate(suites):
-        suite = ET.SubElement(root, "testsuite", name=name, package=name, id=str(index),
-                              timestamp=started, hostname=host)
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            name=name,
+            package=name,
+            id=str(index),
+            timestamp=started,
+            hostname=host,
+        )
         ET.SubElement(suite, "properties")
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         total = 0.0
@@ -83,16 +90,21 @@ def add_case(
 ) -> str | None:
     """Append one testcase; return which counter it adds to (None when it passed)."""
     name = check.name if check else problem.problem
-    case = ET.SubElement(suite, "testcase", name=name,
-                         classname=f"{report.submission}.{problem.problem}",
-                         time=f"{case_time(problem, check):.3f}")
+    case = ET.SubElement(
+        suite,
+        "testcase",
+        name=name,
+        classname=f"{report.submission}.{problem.problem}",
+        time=f"{case_time(problem, check):.3f}",
+    )
     if check is None:
         if problem.status is ProblemStatus.not_attempted:
             ET.SubElement(case, "skipped", message=problem_note(problem))
             return "skipped"
         kind = "error" if problem.status is ProblemStatus.grader_error else "failure"
-        element = ET.SubElement(case, kind, message=problem_note(problem),
-                                type=problem.status.value)
+        element = ET.SubElement(
+            case, kind, message=problem_note(problem), type=problem.status.value
+        )
         element.text = problem.message
         return "errors" if kind == "error" else "failures"
     if check.status is CheckStatus.passed:

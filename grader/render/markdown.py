@@ -42,8 +42,17 @@ def class_summary(reports: list[SubmissionReport]) -> str:
     lines += ["", "## Scores per problem", ""]
     lines += table(
         ["problem", "max", "attempted", "mean", "median", *BUCKETS],
-        [[p.problem, num(p.max_score), str(p.attempted), f"{p.mean:.3g}", num(p.median),
-          *(str(p.histogram[b]) for b in BUCKETS)] for p in stats.problems],
+        [
+            [
+                p.problem,
+                num(p.max_score),
+                str(p.attempted),
+                f"{p.mean:.3g}",
+                num(p.median),
+                *(str(p.histogram[b]) for b in BUCKETS),
+            ]
+            for p in stats.problems
+        ],
         "-rrrr" + "r" * len(BUCKETS),
     )
     lines += ["", "## Most common mistakes", ""]
@@ -60,14 +69,17 @@ def class_summary(reports: list[SubmissionReport]) -> str:
     rows = []
     for report in reports:
         scores = {p.problem: p for p in report.problems}
-        rows.append([
-            report.submission,
-            *(score_cell(scores[p]) if p in scores else "" for p in problems),
-            fraction(report.total, report.max_total),
-            "grader error" if report.grader_fault else "ok",
-        ])
-    lines += table(["submission", *problems, "total", "status"], rows,
-                   "-" + "r" * (len(problems) + 1) + "-")
+        rows.append(
+            [
+                report.submission,
+                *(score_cell(scores[p]) if p in scores else "" for p in problems),
+                fraction(report.total, report.max_total),
+                "grader error" if report.grader_fault else "ok",
+            ]
+        )
+    lines += table(
+        ["submission", *problems, "total", "status"], rows, "-" + "r" * (len(problems) + 1) + "-"
+    )
     return "\n".join(lines) + "\n"
 
 
@@ -97,18 +109,30 @@ def candidate_feedback(view: SubmissionReport) -> str:
         if shown:
             lines += table(
                 ["", "check", "points", "details"],
-                [[MARK[c.status], c.name, fraction(c.points, c.max_points),
-                  "\n".join(check_details(c))] for c in shown],
+                [
+                    [
+                        MARK[c.status],
+                        c.name,
+                        fraction(c.points, c.max_points),
+                        "\n".join(check_details(c)),
+                    ]
+                    for c in shown
+                ],
                 "--r-",
             )
             lines.append("")
         count, worth = withheld_points(problem)
         if count:
             scored = sum(c.points for c in problem.checks if c.check == WITHHELD)
-            lines += [f"{count} hidden check(s) worth {num(worth)} point(s): "
-                      f"{num(scored)} scored.", ""]
+            lines += [
+                f"{count} hidden check(s) worth {num(worth)} point(s): {num(scored)} scored.",
+                "",
+            ]
     if skipped:
         missed = num(sum(p.max_score for p in skipped))
-        lines.append(f"Not attempted ({missed} points): "
-                     + ", ".join(f"`{p.problem}`" for p in skipped) + ".")
+        lines.append(
+            f"Not attempted ({missed} points): "
+            + ", ".join(f"`{p.problem}`" for p in skipped)
+            + "."
+        )
     return "\n".join(lines).rstrip() + "\n"

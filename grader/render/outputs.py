@@ -43,8 +43,11 @@ def write_markdown(reports: list[SubmissionReport], opts: Options) -> list[str]:
     written = [write_text(opts.out_dir / "summary.md", class_summary(reports))]
     for report in reports:
         view = candidate_view(report, opts.reveal_after_due)
-        written.append(write_text(opts.out_dir / "feedback" / f"{report.submission}.md",
-                                  candidate_feedback(view)))
+        written.append(
+            write_text(
+                opts.out_dir / "feedback" / f"{report.submission}.md", candidate_feedback(view)
+            )
+        )
     return written
 
 
@@ -60,8 +63,12 @@ def write_gradescope(reports: list[SubmissionReport], opts: Options) -> list[str
     written = []
     for report in reports:
         results = gradescope_results(candidate_view(report, reveal_after_due=True))
-        written.append(write_text(opts.out_dir / "gradescope" / f"{report.submission}.json",
-                                  json.dumps(results, indent=2) + "\n"))
+        written.append(
+            write_text(
+                opts.out_dir / "gradescope" / f"{report.submission}.json",
+                json.dumps(results, indent=2) + "\n",
+            )
+        )
     return written
 
 
@@ -98,9 +105,7 @@ FORMATS: dict[str, Writer] = {
 }
 
 
-def write_outputs(
-    reports: list[SubmissionReport], formats: list[str], opts: Options
-) -> list[str]:
+def write_outputs(reports: list[SubmissionReport], formats: list[str], opts: Options) -> list[str]:
     """Render every chosen format; returns what was written."""
     written = []
     for name in dict.fromkeys(formats):

@@ -25,8 +25,9 @@ def describe(problem: Problem) -> str:
     lines += ["", "## Checks", ""]
     lines += [f"- {c.name} ({num(c.points)})" for c in visible]
     if unseen:
-        lines.append(f"- and {len(unseen)} hidden check(s) worth "
-                     f"{num(sum(c.points for c in unseen))} point(s)")
-    lines += ["", f"## Starter: `{spec.entry}`", "", "```python", problem.starter.rstrip(),
-              "```"]
+        lines.append(
+            f"- and {len(unseen)} hidden check(s) worth "
+            f"{num(sum(c.points for c in unseen))} point(s)"
+        )
+    lines += ["", f"## Starter: `{spec.entry}`", "", "```python", problem.starter.rstrip(), "```"]
     return "\n".join(lines) + "\n"

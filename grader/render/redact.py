@@ -32,10 +32,14 @@ def redact_problem(problem: ProblemReport, reveal_after_due: bool) -> ProblemRep
     for check in problem.checks:
         if withheld(check, reveal_after_due):
             count += 1
-            check = check.model_copy(update={
-                "name": withheld_name(check.visibility, count), "check": WITHHELD,
-                "message": "", "diagnosis": None,
-            })
+            check = check.model_copy(
+                update={
+                    "name": withheld_name(check.visibility, count),
+                    "check": WITHHELD,
+                    "message": "",
+                    "diagnosis": None,
+                }
+            )
         checks.append(check)
     message = GRADER_FAULT if problem.status is ProblemStatus.grader_error else problem.message
     return problem.model_copy(

@@ -78,11 +78,16 @@ def class_stats(reports: list[SubmissionReport]) -> ClassStats:
         max_score = max(p.max_score for p in entries)
         scores = [p.score for p in entries]
         histogram = Counter(bucket(s, max_score) for s in scores)
-        problems.append(ProblemStats(
-            problem=problem_id, title=entries[0].title, max_score=max_score, scores=scores,
-            attempted=sum(p.status is not ProblemStatus.not_attempted for p in entries),
-            histogram={b: histogram.get(b, 0) for b in BUCKETS},
-        ))
+        problems.append(
+            ProblemStats(
+                problem=problem_id,
+                title=entries[0].title,
+                max_score=max_score,
+                scores=scores,
+                attempted=sum(p.status is not ProblemStatus.not_attempted for p in entries),
+                histogram={b: histogram.get(b, 0) for b in BUCKETS},
+            )
+        )
     return ClassStats(
         submissions=len(reports),
         max_total=max((r.max_total for r in reports), default=0.0),

@@ -29,9 +29,16 @@ def flat_tests(view: SubmissionReport) -> Iterator[FlatTest]:
         filename = f"{problem.problem}.py"
         note = problem_note(problem)
         if not problem.checks:
-            yield FlatTest(str(p_index), f"{problem.problem}: {STATUS_TEXT[problem.status]}",
-                           CheckStatus.failed, 0.0, problem.max_score, note,
-                           Visibility.visible, filename)
+            yield FlatTest(
+                str(p_index),
+                f"{problem.problem}: {STATUS_TEXT[problem.status]}",
+                CheckStatus.failed,
+                0.0,
+                problem.max_score,
+                note,
+                Visibility.visible,
+                filename,
+            )
             continue
         counted = counts_checks(problem)
         for c_index, check in enumerate(problem.checks, start=1):
@@ -39,9 +46,14 @@ def flat_tests(view: SubmissionReport) -> Iterator[FlatTest]:
             if not counted:
                 lines.insert(0, note)
             yield FlatTest(
-                f"{p_index}.{c_index}", f"{problem.problem}: {check.name}", check.status,
-                check.points if counted else 0.0, check.max_points, "\n".join(lines),
-                check.visibility, filename,
+                f"{p_index}.{c_index}",
+                f"{problem.problem}: {check.name}",
+                check.status,
+                check.points if counted else 0.0,
+                check.max_points,
+                "\n".join(lines),
+                check.visibility,
+                filename,
             )
 
 

@@ -60,7 +60,10 @@ def test_hostile_batch_is_contained(sandbox_image: str) -> None:
     catalog = Catalog()
     overrides = {"problem_seconds": 10.0, "memory_mb": 1024}
     grader = Grader(
-        catalog, catalog.select(["causal_self_attention"]), DockerBackend(sandbox_image), 0,
+        catalog,
+        catalog.select(["causal_self_attention"]),
+        DockerBackend(sandbox_image),
+        0,
         overrides,
     )
     paths = [ROOT / "tests" / "hostile" / name for name in HOSTILE]
