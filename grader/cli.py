@@ -211,7 +211,8 @@ def check(
     type=BACKENDS,
     default="auto",
     show_default=True,
-    help="Where submission code runs.",
+    help="Where submission code runs: docker (the sandbox), local (a subprocess with rlimits, "
+    "NOT a security boundary) or auto (docker where an engine answers, else local, loudly).",
 )
 @click.option("--image", default=None, help="Sandbox image for the docker backend.")
 @click.option("--problem", "problems", multiple=True, help="Grade only these problems.")

@@ -93,7 +93,7 @@ class Plan:
             names[name] = self.tensor(f"{prefix}/{name}", list(p.shape), fan_in**-0.5)
         return names
 
-    def stub(self, config: Config, arg: ModuleArg, index: int) -> dict[str, Any]:
+    def stub(self, config: Config, arg: ModuleArg, index: int, dtype: Dtype) -> dict[str, Any]:
         """The worker-side stand-in for the grader's module of another problem."""
         module = self.reference_module(arg.init, arg.module)
         linears: dict[str, dict[str, str]] = {}
@@ -104,7 +104,7 @@ class Plan:
             key = self.tensor(f"{prefix}/{name}", list(p.shape), fan_in**-0.5)
             linears.setdefault(layer, {})[kind] = key
         attrs = {name: getattr(module, name) for name in arg.expose}
-        return {"stub": {"linears": linears, "attrs": attrs}}
+        return {"stub": {"linears": linears, "attrs": attrs, "dtype": dtype}}
 
     # -- arguments
 
@@ -118,7 +118,7 @@ class Plan:
                 described.update(tensor_opts)
                 out.append(described)
             elif isinstance(arg, ModuleArg):
-                out.append(self.stub(config, arg, i))
+                out.append(self.stub(config, arg, i, dtype))
             else:
                 out.append({"value": arg})
         return out

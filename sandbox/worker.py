@@ -291,6 +291,8 @@ def build_stub(spec: dict[str, Json], inputs: dict[str, torch.Tensor]) -> nn.Mod
         setattr(stub, layer, linear)
     for name, value in spec.get("attrs", {}).items():
         setattr(stub, name, value)
+    if spec.get("dtype") == "float64":
+        stub.double()
     return stub.eval()
 
 

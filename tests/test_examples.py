@@ -10,7 +10,7 @@ from tests.conftest import ROOT
 
 PROBLEMS = ["split_heads", "causal_self_attention", "mha_by_loop"]
 EXPECTED = {
-    "alice_complete": {"split_heads": 13, "causal_self_attention": 16, "mha_by_loop": 11},
+    "alice_complete": {"split_heads": 13, "causal_self_attention": 16, "mha_by_loop": 12},
     "bob_mistakes": {"split_heads": 7, "causal_self_attention": 9, "mha_by_loop": 3},
     "carol_partial": {"split_heads": 13, "causal_self_attention": 15, "mha_by_loop": 0},
 }
