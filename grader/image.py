@@ -14,10 +14,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from grader.backends.dockercli import DockerError, docker, docker_binary
+from grader.paths import ROOT, SANDBOX_DIR, WORKER_FILE
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-SANDBOX_DIR = REPO_ROOT / "sandbox"
-CACHE_DIR = REPO_ROOT / ".cache" / "sandbox"
+CACHE_DIR = ROOT / ".cache" / "sandbox"
 DEFAULT_TAG = "attention-grader-sandbox:latest"
 DEFAULT_BASE = "attention-grader-base:bookworm"
 TORCH_VERSION = "2.13.0"
@@ -132,7 +131,7 @@ def build_image(
     wheelhouse: Path | None = None,
     torch_index_url: str | None = None,
     torch_version: str = TORCH_VERSION,
-    worker: Path = SANDBOX_DIR / "worker.py",
+    worker: Path = WORKER_FILE,
     dockerfile: Path = SANDBOX_DIR / "Dockerfile",
     on_line: OnLine = _ignore,
 ) -> ImageFacts:

@@ -29,7 +29,9 @@ from grader.backends.docker import (
     unavailable_reason,
 )
 from grader.backends.dockercli import docker, grader_containers
-from grader.image import REPO_ROOT, file_sha256
+from grader.image import file_sha256
+from grader.paths import ROOT as REPO_ROOT
+from grader.paths import WORKER_FILE
 
 pytestmark = pytest.mark.docker
 MIB = 1 << 20
@@ -87,7 +89,7 @@ def test_describe_reports_image_id_and_torch(sandbox_image: str) -> None:
 
 def test_image_holds_the_current_worker(sandbox_image: str) -> None:
     facts = DockerBackend(sandbox_image).describe()
-    assert facts["worker_sha256"] == file_sha256(REPO_ROOT / "sandbox" / "worker.py"), (
+    assert facts["worker_sha256"] == file_sha256(WORKER_FILE), (
         "sandbox image is stale: rebuild it (scripts/ci-docker.sh)"
     )
 
