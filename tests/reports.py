@@ -67,7 +67,7 @@ def problem(
     )
 
 
-def split_heads(bob: bool) -> ProblemReport:
+def split_heads(wrong: bool) -> ProblemReport:
     diagnosis = Diagnosis(
         mistake="view_no_transpose",
         description="heads split with view",
@@ -86,20 +86,20 @@ def split_heads(bob: bool) -> ProblemReport:
         check("split_heads returns (B, nh, T, hd)", OK, 1, message="3 configs agree"),
         check(
             "split_heads puts the right channels in each head",
-            FAIL if bob else OK,
+            FAIL if wrong else OK,
             3,
-            message="output differs | max error 3.5" if bob else "2 configs agree",
-            diagnosis=diagnosis if bob else None,
+            message="output differs | max error 3.5" if wrong else "2 configs agree",
+            diagnosis=diagnosis if wrong else None,
         ),
         check(
             "HIDDEN-SECRET: more head counts",
-            FAIL if bob else OK,
+            FAIL if wrong else OK,
             1,
             H,
             message="HIDDEN-SECRET message",
-            diagnosis=secret if bob else None,
+            diagnosis=secret if wrong else None,
         ),
-        check("LATER-SECRET: float64", FAIL if bob else OK, 2, L, message="LATER-SECRET message"),
+        check("LATER-SECRET: float64", FAIL if wrong else OK, 2, L, message="LATER-SECRET message"),
         check("no forbidden API", OK, 1, message="no forbidden API"),
     ]
     return problem("split_heads", ProblemStatus.graded, checks, 8)
@@ -193,18 +193,18 @@ def sample_reports() -> list[SubmissionReport]:
     )
     return [
         submission(
-            "alice",
+            "full",
             [split_heads(False), causal(ProblemStatus.graded), not_attempted("mha_by_loop", 4)],
             0,
         ),
         submission(
-            "bob",
+            "mistakes",
             [split_heads(True), causal(ProblemStatus.forbidden_api), imported],
             1,
             "notes.py: not a regular file (links are not followed)",
         ),
         submission(
-            "carol",
+            "partial",
             [not_attempted("split_heads", 8), causal(ProblemStatus.graded), errored],
             2,
             "grader error: RuntimeError('HIDDEN-SECRET')",

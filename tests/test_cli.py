@@ -75,7 +75,7 @@ def test_report_rerenders_saved_json(tmp_path: Path) -> None:
         str(tmp_path / "out"),
     )
     assert code == 0
-    for name in ("summary.csv", "report.html", "junit.xml", "summary.md", "feedback/bob.md"):
+    for name in ("summary.csv", "report.html", "junit.xml", "summary.md", "feedback/mistakes.md"):
         assert (tmp_path / "out" / name).is_file(), name
     assert run("report", str(tmp_path / "out" / "feedback"))[0] != 0  # no reports there
 
@@ -97,12 +97,12 @@ def test_restricted_problem_keeps_only_shown_checks(catalog: Catalog) -> None:
 
 
 def test_content_hash_matches_staging(tmp_path: Path) -> None:
-    source = ROOT / "submissions" / "alice_complete"
+    source = ROOT / "submissions" / "complete"
     assert content_hash(source) == stage_submission(source, tmp_path / "s").content_hash
 
 
 def test_resume_reuses_only_valid_reports(tmp_path: Path) -> None:
-    submission = tmp_path / "subs" / "alice"
+    submission = tmp_path / "subs" / "full"
     submission.mkdir(parents=True)
     (submission / "split_heads.py").write_text("x = 1\n")
     report = sample_reports()[0].model_copy(update={"content_hash": content_hash(submission)})
@@ -110,7 +110,7 @@ def test_resume_reuses_only_valid_reports(tmp_path: Path) -> None:
     out = tmp_path / "reports"
     write_report(report, out)
     ids = [p.problem for p in report.problems]
-    assert saved_report(submission, out, ids) == read_report(out / "alice.json")
+    assert saved_report(submission, out, ids) == read_report(out / "full.json")
     assert saved_report(submission, out, ids[:1]) is None  # other problems asked for
     (submission / "split_heads.py").write_text("x = 2\n")
     assert saved_report(submission, out, ids) is None  # the content changed
@@ -155,7 +155,7 @@ def test_gradescope_zip(tmp_path: Path) -> None:
 def test_check_grades_visible_checks_only(catalog: Catalog) -> None:
     code, out = run(
         "check",
-        str(ROOT / "submissions" / "alice_complete"),
+        str(ROOT / "submissions" / "complete"),
         "--problem",
         "split_heads",
         "--seed",

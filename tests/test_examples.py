@@ -10,9 +10,9 @@ from tests.conftest import ROOT
 
 PROBLEMS = ["split_heads", "causal_self_attention", "mha_by_loop"]
 EXPECTED = {
-    "alice_complete": {"split_heads": 13, "causal_self_attention": 16, "mha_by_loop": 12},
-    "bob_mistakes": {"split_heads": 7, "causal_self_attention": 9, "mha_by_loop": 3},
-    "carol_partial": {"split_heads": 13, "causal_self_attention": 15, "mha_by_loop": 0},
+    "complete": {"split_heads": 13, "causal_self_attention": 16, "mha_by_loop": 12},
+    "classic_mistakes": {"split_heads": 7, "causal_self_attention": 9, "mha_by_loop": 3},
+    "partly_attempted": {"split_heads": 13, "causal_self_attention": 15, "mha_by_loop": 0},
 }
 
 
@@ -27,7 +27,7 @@ def test_examples_get_their_expected_scores(make_grader: Callable[..., Grader]) 
 
 
 def test_bob_is_told_his_mistakes(make_grader: Callable[..., Grader]) -> None:
-    report = make_grader(PROBLEMS).grade(ROOT / "submissions" / "bob_mistakes")
+    report = make_grader(PROBLEMS).grade(ROOT / "submissions" / "classic_mistakes")
     mistakes = {
         p.problem: {c.diagnosis.mistake for c in p.checks if c.diagnosis and c.diagnosis.mistake}
         for p in report.problems
@@ -42,8 +42,8 @@ def test_bob_is_told_his_mistakes(make_grader: Callable[..., Grader]) -> None:
     assert "attend to the future" in message
 
 
-def test_carol_partial_statuses(make_grader: Callable[..., Grader]) -> None:
-    report = make_grader(PROBLEMS).grade(ROOT / "submissions" / "carol_partial")
+def test_partly_attempted_statuses(make_grader: Callable[..., Grader]) -> None:
+    report = make_grader(PROBLEMS).grade(ROOT / "submissions" / "partly_attempted")
     assert report.problem("mha_by_loop").status is ProblemStatus.not_attempted
     raises = [c for c in report.problem("causal_self_attention").checks if c.check == "raises"]
     assert raises[0].status is CheckStatus.failed

@@ -38,7 +38,7 @@ def test_csv(reports: list[SubmissionReport], tmp_path: Path) -> None:
     assert_golden("summary.csv", text)
     header, *rows = text.splitlines()
     assert header.split(",")[-4:] == ["total", "max_total", "status", "notes"]
-    assert [r.split(",")[0] for r in rows] == ["alice", "bob", "carol"]
+    assert [r.split(",")[0] for r in rows] == ["full", "mistakes", "partial"]
     assert rows[2].split(",")[-2] == "grader_error"
 
 
@@ -130,7 +130,7 @@ def test_junit(reports: list[SubmissionReport], by: str) -> None:
     root = validate_junit(text)
     names = [s.get("name") for s in root]
     if by == "submission":
-        assert names == ["alice", "bob", "carol"]
+        assert names == ["full", "mistakes", "partial"]
     else:
         assert names == ["split_heads", "causal_self_attention", "mha_by_loop"]
     failures = root.findall(".//failure")
@@ -224,10 +224,10 @@ def test_gradescope(reports: list[SubmissionReport]) -> None:
         validate_gradescope(results)
         assert results["score"] == report.total
         assert_golden(f"gradescope_{report.submission}.json", json.dumps(results, indent=2) + "\n")
-    bob = gradescope_results(candidate_view(reports[1], reveal_after_due=True))
-    later = [t for t in bob["tests"] if "LATER-SECRET" in t["name"]]
+    wrong = gradescope_results(candidate_view(reports[1], reveal_after_due=True))
+    later = [t for t in wrong["tests"] if "LATER-SECRET" in t["name"]]
     assert [t["visibility"] for t in later] == ["after_due_date"]  # Gradescope holds it back
-    assert json.dumps(bob).count("hidden check") == 3
+    assert json.dumps(wrong).count("hidden check") == 3
 
 
 def test_outputs_and_rereading(reports: list[SubmissionReport], tmp_path: Path) -> None:
@@ -235,7 +235,7 @@ def test_outputs_and_rereading(reports: list[SubmissionReport], tmp_path: Path) 
         write_report(report, tmp_path)
     (tmp_path / "unrelated.json").write_text("{}")
     again = read_reports(tmp_path)
-    assert [r.submission for r in again] == ["alice", "bob", "carol"]
+    assert [r.submission for r in again] == ["full", "mistakes", "partial"]
     written = write_outputs(
         again, ["csv", "markdown", "html", "junit", "gradescope"], Options(tmp_path / "out")
     )
@@ -245,8 +245,8 @@ def test_outputs_and_rereading(reports: list[SubmissionReport], tmp_path: Path) 
         "summary.md",
         "report.html",
         "junit.xml",
-        "feedback/bob.md",
-        "gradescope/bob.json",
+        "feedback/mistakes.md",
+        "gradescope/mistakes.json",
     } <= names
 
 
@@ -257,7 +257,7 @@ def test_classroom_writes_runner_files(reports: list[SubmissionReport], tmp_path
     key, _, value = output.read_text().strip().partition("=")
     assert key == "result"
     validate_classroom(json.loads(base64.b64decode(value)))
-    assert summary.read_text().startswith("# bob: 2/17")
+    assert summary.read_text().startswith("# mistakes: 2/17")
     echoed: list[str] = []
     write_outputs(
         reports[1:2], ["github-classroom"], Options(tmp_path, environ={}, echo=echoed.append)

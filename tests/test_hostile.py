@@ -27,10 +27,10 @@ EXPECTED_STATUS = {
 def test_hostile_batch(make_grader: Callable[..., Grader]) -> None:
     grader = make_grader(["causal_self_attention"], problem_seconds=8.0)
     names = sorted(EXPECTED_STATUS)
-    paths = [HOSTILE / n for n in names] + [ROOT / "submissions" / "alice_complete"]
+    paths = [HOSTILE / n for n in names] + [ROOT / "submissions" / "complete"]
     reports = {r.submission: r for r in grader.grade_many(paths, jobs=2)}
 
-    honest = reports["alice_complete"].problem("causal_self_attention")
+    honest = reports["complete"].problem("causal_self_attention")
     assert honest.score == honest.max_score
     for name in names:
         problem = reports[name].problem("causal_self_attention")

@@ -65,8 +65,8 @@ def test_hidden_checks_never_reach_candidates(index: int, reveal: bool, tmp_path
 
 
 def test_after_due_date_checks_are_revealed(tmp_path: Path) -> None:
-    bob = sample_reports()[1]
-    outputs = candidate_outputs(bob, True, tmp_path)
+    wrong = sample_reports()[1]
+    outputs = candidate_outputs(wrong, True, tmp_path)
     for name in ("check", "markdown", "classroom", "step summary"):
         assert "LATER-SECRET" in outputs[name], name
     assert "LATER-SECRET" in outputs["gradescope"]  # sent with visibility after_due_date

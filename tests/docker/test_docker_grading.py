@@ -16,7 +16,7 @@ from tests.conftest import ROOT
 pytestmark = pytest.mark.docker
 
 PROBLEMS = ["split_heads", "causal_self_attention", "mha_by_loop"]
-EXAMPLES = [ROOT / "submissions" / n for n in ("alice_complete", "bob_mistakes", "carol_partial")]
+EXAMPLES = [ROOT / "submissions" / n for n in ("complete", "classic_mistakes", "partly_attempted")]
 HOSTILE = {
     "infinite_loop": {ProblemStatus.timeout},
     "memory_bomb": {ProblemStatus.crashed, ProblemStatus.graded},
@@ -45,11 +45,11 @@ def test_docker_scores_equal_local_scores(sandbox_image: str) -> None:
     finally:
         docker.close()
         local.close()
-    alice = in_docker[0]
-    assert alice.total == alice.max_total
-    assert alice.run.environment["backend"] == "docker"
-    assert alice.run.environment["torch_version"].startswith("2.13.0")
-    assert alice.run.environment["image_id"].startswith("sha256:")
+    complete = in_docker[0]
+    assert complete.total == complete.max_total
+    assert complete.run.environment["backend"] == "docker"
+    assert complete.run.environment["torch_version"].startswith("2.13.0")
+    assert complete.run.environment["image_id"].startswith("sha256:")
     for ours, theirs in zip(in_docker, on_host, strict=True):
         assert [(p.problem, p.status, p.score) for p in ours.problems] == [
             (p.problem, p.status, p.score) for p in theirs.problems
@@ -67,12 +67,12 @@ def test_hostile_batch_is_contained(sandbox_image: str) -> None:
         overrides,
     )
     paths = [ROOT / "tests" / "hostile" / name for name in HOSTILE]
-    paths.append(ROOT / "submissions" / "alice_complete")
+    paths.append(ROOT / "submissions" / "complete")
     try:
         reports = {r.submission: r for r in grader.grade_many(paths, jobs=2)}
     finally:
         grader.close()
-    honest = reports["alice_complete"].problem("causal_self_attention")
+    honest = reports["complete"].problem("causal_self_attention")
     assert honest.score == honest.max_score
     for name, statuses in HOSTILE.items():
         problem = reports[name].problem("causal_self_attention")
