@@ -18,7 +18,6 @@ from typing import Any
 from grader import __version__
 from grader.backends.base import Backend, Limits, WorkerJob, WorkerRun
 from grader.catalog import Catalog, Problem
-from grader.checks.base import read_sources
 from grader.judge import judge_problem
 from grader.prepare import Prepared, prepare, write_inputs
 from grader.report import ProblemReport, ProblemStatus, RunInfo, SubmissionReport
@@ -115,8 +114,7 @@ class Grader:
         run = None
         if attempted:
             run = self.run_worker(attempted, staged.path, scratch)
-            sources = read_sources(staged.path)
-            reports = self.judge(attempted, run, scratch / "out", sources)
+            reports = self.judge(attempted, run, scratch / "out", staged.sources)
         problems = [reports.get(p.spec.id) or self.not_attempted(p) for p in self.problems]
         notes = list(staged.notes)
         if run is not None and run.oom_killed:

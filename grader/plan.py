@@ -159,12 +159,13 @@ class Plan:
         (and per extra argument list in `more_args`)."""
         first = args if args is not None else self.args(config, dtype, grad=backward)
         kwargs = self.mask_kwargs(config)
+        gradient = [self.grad_output(config, dtype)] if backward and call else None
         calls = []
         for call_args in [first, *(more_args or [])] if call else []:
             for seed in seeds or [None]:
                 entry: dict[str, Any] = {"args": call_args, "kwargs": kwargs, "seed": seed}
-                if backward:
-                    entry["backward"] = [self.grad_output(config, dtype)]
+                if gradient is not None:
+                    entry["backward"] = gradient
                 calls.append(entry)
         fields: dict[str, Any] = {"calls": calls, "symbol": config.symbol or self.spec.symbol}
         if expect_error:

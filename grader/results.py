@@ -178,7 +178,6 @@ class ProblemRun:
     exit: ProblemExit | None
     started: bool = False
     import_error: ErrorInfo | None = None
-    imported: bool = False
     probes: dict[str, ProbeResult] = field(default_factory=dict)
     invalid: list[str] = field(default_factory=list)
     stdout: str = ""
@@ -247,7 +246,6 @@ def read_problem(out_dir: Path, problem: str, probe_ids: list[str]) -> ProblemRu
         try:
             status: ImportStatus = read_json(status_path, ImportStatus)
             run.import_error = status.import_error
-            run.imported = status.import_error is None
         except InvalidOutput as exc:
             run.invalid.append(str(exc))
     for probe_id in probe_ids:

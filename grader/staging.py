@@ -17,6 +17,7 @@ class Staged:
     path: Path
     content_hash: str
     notes: list[str] = field(default_factory=list)
+    sources: dict[str, str] = field(default_factory=dict)  # relative name -> text
 
 
 def submission_files(source: Path) -> tuple[list[Path], list[str]]:
@@ -59,10 +60,12 @@ def stage_submission(source: Path, dest: Path) -> Staged:
     digest = hashlib.sha256()
     dest.mkdir(parents=True, exist_ok=True)
     files, notes = submission_files(source)
+    sources = {}
     for relative in files:
         data = (source / relative).read_bytes()
         target = dest / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
         digest.update(_digest_entry(relative, data))
-    return Staged(dest, digest.hexdigest(), notes)
+        sources[str(relative)] = data.decode("utf-8", errors="replace")
+    return Staged(dest, digest.hexdigest(), notes, sources)

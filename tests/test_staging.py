@@ -20,6 +20,7 @@ def test_links_and_large_files_are_left_out(tmp_path: Path) -> None:
     staged = stage_submission(source, tmp_path / "staged")
     copied = sorted(str(p.relative_to(staged.path)) for p in staged.path.rglob("*") if p.is_file())
     assert copied == ["helpers/util.py", "split_heads.py"]
+    assert staged.sources == {"helpers/util.py": "y = 2\n", "split_heads.py": "x = 1\n"}
     assert any("link.py" in n for n in staged.notes)
     assert any("big.py" in n for n in staged.notes)
 

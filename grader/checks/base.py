@@ -5,7 +5,6 @@ from __future__ import annotations
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 import torch
@@ -147,12 +146,3 @@ def register(check_id: str) -> Callable[[C], C]:
         return cls
 
     return add
-
-
-def read_sources(submission: Path) -> dict[str, str]:
-    """The candidate's Python files (names relative to the submission), for source checks."""
-    sources = {}
-    for path in sorted(submission.rglob("*.py")):
-        if path.is_file() and not path.is_symlink():
-            sources[str(path.relative_to(submission))] = path.read_text("utf-8", errors="replace")
-    return sources

@@ -15,10 +15,6 @@ from grader.results import InspectInfo, TensorOut
 from grader.spec import Config
 
 
-def first_config(check: Check) -> Config:
-    return check.configs()[0]
-
-
 class OneConfigParams(NoParams):
     config: str | None = None
 
@@ -30,7 +26,7 @@ class Inspecting(Check):
 
     def config(self) -> Config:
         name = self.params.config
-        return self.problem.config(name) if name else first_config(self)
+        return self.problem.config(name) if name else self.configs()[0]
 
     def prepare(self, plan: Plan) -> None:
         self.probe = plan.call_probe(self.config(), inspect=[], call=False)
