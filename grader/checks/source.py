@@ -1,75 +1,36 @@
-"""Checks read from the candidate's source on the host: forbidden APIs, Python loops."""
+"""Checks read from the candidate's source on the host: forbidden APIs, Python loops.
+
+Each reads the problem's scope: its entry file and the candidate's modules it imports.
+"""
 
 from __future__ import annotations
 
 import ast
 
 from grader.checks.base import Check, Context, NoParams, Verdict, register
+from grader.checks.routes import Route, find_routes, import_bindings, own_names, resolve
+from grader.checks.scope import SourceFile, Sources
 from grader.checks.values import passed
 from grader.report import CheckStatus
-
-DYNAMIC = {"eval", "exec", "compile", "__import__", "importlib", "vars", "globals", "locals"}
-REFLECTIVE = {"getattr", "hasattr"}
-
-
-def parse(ctx: Context, name: str) -> ast.Module | None:
-    try:
-        return ast.parse(ctx.sources[name], filename=name)
-    except (SyntaxError, ValueError):
-        return None
-
-
-def forbidden_uses(tree: ast.Module, names: set[str]) -> list[tuple[int, str]]:
-    """Every route to a forbidden name the source shows, with its line."""
-    found: list[tuple[int, str]] = []
-    docstrings = {
-        id(n.body[0].value)
-        for n in ast.walk(tree)
-        if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
-        and n.body
-        and isinstance(n.body[0], ast.Expr)
-        and isinstance(n.body[0].value, ast.Constant)
-    }
-    for node in ast.walk(tree):
-        line = getattr(node, "lineno", 0)
-        if isinstance(node, ast.Name) and node.id in names | DYNAMIC:
-            found.append((line, node.id))
-        elif isinstance(node, ast.Attribute) and node.attr in names | {"_C", "__dict__"}:
-            found.append((line, node.attr))
-        elif isinstance(node, ast.alias) and (
-            node.name.split(".")[-1] in names
-            or "_C" in node.name.split(".")
-            or node.name.split(".")[0] == "importlib"
-        ):
-            found.append((line, node.name))
-        elif isinstance(node, ast.ImportFrom) and node.module and "_C" in node.module.split("."):
-            found.append((line, node.module))
-        elif (
-            isinstance(node, ast.Constant)
-            and isinstance(node.value, str)
-            and id(node) not in docstrings
-        ):
-            found += [(line, f"'{n}' in a string") for n in names if n in node.value]
-        elif (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id in REFLECTIVE
-            and len(node.args) > 1
-            and not isinstance(node.args[1], ast.Constant)
-            and not (isinstance(node.args[0], ast.Name) and node.args[0].id == "self")
-        ):
-            found.append((line, f"{node.func.id} with a computed name"))
-    return sorted(set(found))
 
 
 class ForbiddenParams(NoParams):
     names: list[str] | None = None
 
 
+def scope(ctx: Context) -> list[SourceFile]:
+    return Sources(ctx.sources).scope(ctx.spec.entry)
+
+
+def shown(items: list[str]) -> str:
+    more = f" (+{len(items) - 5} more)" if len(items) > 5 else ""
+    return "; ".join(items[:5]) + more
+
+
 @register("forbidden_api")
 class ForbiddenApi(Check):
-    """No route to a forbidden API: by name, alias, string, reflection or torch._C, in any of
-    the candidate's files; and no forbidden function was seen running."""
+    """No forbidden API, proven used in the problem's files or seen running; and no construct
+    whose only use is to hide such a route (tampering)."""
 
     params_model = ForbiddenParams
 
@@ -78,12 +39,21 @@ class ForbiddenApi(Check):
 
     def judge(self, ctx: Context) -> Verdict:
         names = self.names()
-        uses: list[str] = []
-        for file in sorted(ctx.sources):
-            tree = parse(ctx, file)
-            if tree is None:
-                continue
-            uses += [f"{what} at {file}:{line}" for line, what in forbidden_uses(tree, names)]
+        files = scope(ctx)
+        defined = set().union(*(own_names(f.tree) for f in files if f.tree is not None))
+        routes: list[tuple[SourceFile, Route]] = [
+            (f, route)
+            for f in files
+            if f.tree is not None
+            for route in find_routes(f.text, f.tree, names, defined)
+        ]
+        tampering = [f"{r.what} at {f.path}:{r.line}" for f, r in routes if r.tampering]
+        if tampering:
+            return Verdict(
+                CheckStatus.failed,
+                f"tampering: {shown(tampering)}: this construct can only hide a forbidden route",
+            )
+        uses = [f"{r.what} at {f.path}:{r.line}" for f, r in routes]
         traced = {
             entry.fn
             for result in ctx.sub.probes.values()
@@ -93,8 +63,7 @@ class ForbiddenApi(Check):
         }
         uses += [f"{fn} was called at run time" for fn in sorted(traced)]
         if uses:
-            shown = "; ".join(uses[:5]) + (f" (+{len(uses) - 5} more)" if len(uses) > 5 else "")
-            return Verdict(CheckStatus.failed, f"forbidden: {shown}")
+            return Verdict(CheckStatus.failed, f"forbidden: {shown(uses)}")
         return passed("no forbidden API")
 
 
@@ -103,16 +72,54 @@ class LoopParams(NoParams):
     loop: bool
 
 
-def find_function(tree: ast.Module, dotted: str) -> ast.FunctionDef | None:
-    scope: list[ast.stmt] = tree.body
-    *owners, name = dotted.split(".")
-    for owner in owners:
-        classes = [n for n in scope if isinstance(n, ast.ClassDef) and n.name == owner]
-        if not classes:
-            return None
-        scope = classes[0].body
-    functions = [n for n in scope if isinstance(n, ast.FunctionDef) and n.name == name]
-    return functions[-1] if functions else None
+Definition = ast.FunctionDef | ast.ClassDef
+
+
+def top_level(tree: ast.Module, name: str) -> Definition | None:
+    found = [n for n in tree.body if isinstance(n, Definition) and n.name == name]
+    return found[-1] if found else None
+
+
+def imported_from(sources: Sources, file: SourceFile, expr: ast.expr) -> tuple[SourceFile, str]:
+    """The candidate's file and name an expression refers to (`Base`, `helpers.Base`)."""
+    assert file.tree is not None
+    path = resolve(expr, import_bindings(file.tree))
+    if path is None:
+        return file, ast.unparse(expr)
+    module, _, name = path.rpartition(".")
+    own = sources.own(module)
+    return (own, name) if own is not None else (file, path)
+
+
+def find_function(
+    sources: Sources, file: SourceFile, dotted: str, depth: int = 0
+) -> ast.FunctionDef | None:
+    """`function` or `Class.method` as the candidate's code defines it: in the file, through
+    an import of another of their files, or inherited from a base class in any of them."""
+    if file.tree is None or depth > 8:
+        return None
+    head, _, method = dotted.partition(".")
+    node = top_level(file.tree, head)
+    if node is None:
+        other, name = imported_from(sources, file, ast.Name(head))
+        return (
+            None
+            if other is file
+            else find_function(sources, other, f"{name}.{method}".rstrip("."), depth + 1)
+        )
+    if not method:
+        return node if isinstance(node, ast.FunctionDef) else None
+    if not isinstance(node, ast.ClassDef):
+        return None
+    found = top_level(ast.Module(body=node.body, type_ignores=[]), method)
+    if isinstance(found, ast.FunctionDef):
+        return found
+    for base in node.bases:
+        other, name = imported_from(sources, file, base)
+        inherited = find_function(sources, other, f"{name}.{method}", depth + 1)
+        if inherited is not None:
+            return inherited
+    return None
 
 
 LOOPS = (ast.For, ast.While, ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
@@ -136,8 +143,9 @@ class PythonLoop(Check):
     params_model = LoopParams
 
     def judge(self, ctx: Context) -> Verdict:
-        tree = parse(ctx, self.problem.entry)
-        function = find_function(tree, self.params.function) if tree else None
+        sources = Sources(ctx.sources)
+        entry = sources.files.get(self.problem.entry)
+        function = find_function(sources, entry, self.params.function) if entry else None
         if function is None:
             return Verdict(CheckStatus.failed, f"no function {self.params.function} found")
         loops = [n for n in ast.walk(function) if isinstance(n, LOOPS) and not fixed_count(n)]

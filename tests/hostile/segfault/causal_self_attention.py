@@ -1,4 +1,4 @@
-import ctypes
+import faulthandler
 
 import math
 
@@ -19,4 +19,4 @@ class CausalSelfAttention(nn.Module):
         self.register_buffer("mask", torch.tril(torch.ones(block_size, block_size)))
 
     def forward(self, x):
-        return ctypes.string_at(0)
+        return faulthandler._sigsegv()
