@@ -1,6 +1,9 @@
 """Validating the catalog: references score full marks, starters do not, and every mutant in
 `problems/<id>/mutants/` loses points on the check it declares, with the diagnosis it declares.
 
+Each is graded as a candidate hands it in: its file swapped into an otherwise complete correct
+submission (every reference), so a mistake in one file is shown to cost that problem only.
+
 A mutant is a one-file wrong submission whose header declares what it must fail:
 
     # expect-fail: matches the reference (float32)
@@ -51,7 +54,8 @@ def mutants_of(problem: Problem) -> list[Mutant]:
     return [read_mutant(p) for p in sorted((problem.folder / "mutants").glob("*.py"))]
 
 
-def judge_mutant(problem: Problem, mutant: Mutant, report: SubmissionReport) -> Outcome:
+def judge_mutant(problem: Problem, mutant: Mutant, report: SubmissionReport) -> list[str]:
+    """What the mutant failed to show: a declared check it passed, a diagnosis not made."""
     checks = {c.name: c for c in report.problem(problem.spec.id).checks}
     misses = []
     for name in mutant.fails:
@@ -66,61 +70,76 @@ def judge_mutant(problem: Problem, mutant: Mutant, report: SubmissionReport) -> 
         for d in mutant.diagnoses
         if d not in got
     ]
-    score = report.problem(problem.spec.id)
-    if score.status is ProblemStatus.grader_error:
-        misses.append(f"grader error: {score.message[:300]}")
-    detail = "; ".join(misses) or f"caught ({score.score:g}/{score.max_score:g})"
-    return Outcome(problem.spec.id, "mutant", mutant.path.stem, not misses, detail)
+    return misses
+
+
+def others_lost(problem: Problem, report: SubmissionReport) -> list[str]:
+    """The correct files around the swapped one that did not score full marks."""
+    return [
+        f"{p.problem} lost points ({p.score:g}/{p.max_score:g}, {p.status})"
+        for p in report.problems
+        if p.problem != problem.spec.id and p.score != p.max_score
+    ]
+
+
+def judge_entry(
+    problem: Problem, kind: str, mutant: Mutant | None, report: SubmissionReport
+) -> str:
+    """An empty string when the entry shows what it must, else what went wrong."""
+    result = report.problem(problem.spec.id)
+    if result.status is ProblemStatus.grader_error:
+        return f"grader error: {result.message[:300]}"
+    full = result.score == result.max_score
+    misses = others_lost(problem, report)
+    if mutant is not None:
+        misses += judge_mutant(problem, mutant, report)
+    elif kind == "reference" and not full:
+        failed = [c.name for c in result.checks if c.status is not CheckStatus.passed]
+        misses.append(f"{result.status}: lost {failed} {result.message}")
+    elif kind == "starter" and full:
+        misses.append("the starter scores full marks")
+    return "; ".join(misses)
+
+
+def complete_submission(catalog: Catalog, folder: Path) -> None:
+    """Every problem's reference under its entry name: a complete correct submission."""
+    folder.mkdir(parents=True)
+    for problem in catalog.problems.values():
+        shutil.copyfile(problem.reference_file, folder / problem.spec.entry)
 
 
 def validate_problems(
     catalog: Catalog, problems: list[Problem], backend: Backend, seed: int, jobs: int
 ) -> list[Outcome]:
-    """Grade every reference, starter and mutant of `problems`."""
-    outcomes: list[Outcome] = []
+    """Grade every reference, starter and mutant of `problems`, each in a complete submission."""
+    entries: list[tuple[Problem, str, str, Path, Mutant | None]] = []
+    for problem in problems:
+        entries += [
+            (problem, "reference", "reference", problem.reference_file, None),
+            (problem, "starter", "starter", problem.folder / "starter.py", None),
+        ]
+        entries += [(problem, "mutant", m.path.stem, m.path, m) for m in mutants_of(problem)]
     root = Path(tempfile.mkdtemp(prefix="grader-validate-"))
     try:
-        for problem in problems:
-            entries: list[tuple[str, str, Path, Mutant | None]] = [
-                ("reference", "reference", problem.reference_file, None),
-                ("starter", "starter", problem.folder / "starter.py", None),
-            ]
-            entries += [("mutant", m.path.stem, m.path, m) for m in mutants_of(problem)]
-            folders = []
-            for kind, name, source, _ in entries:
-                folder = root / problem.spec.id / f"{kind}-{name}"
-                folder.mkdir(parents=True)
-                shutil.copyfile(source, folder / problem.spec.entry)
-                folders.append(folder)
-            grader = Grader(catalog, [problem], backend, seed)
-            try:
-                reports = grader.grade_many(folders, jobs)
-            finally:
-                grader.close()
-            for (kind, name, _, mutant), report in zip(entries, reports, strict=True):
-                result = report.problem(problem.spec.id)
-                full = result.score == result.max_score
-                if result.status is ProblemStatus.grader_error:
-                    outcomes.append(Outcome(problem.spec.id, kind, name, False, result.message))
-                    continue
-                if mutant is not None:
-                    outcomes.append(judge_mutant(problem, mutant, report))
-                elif kind == "reference":
-                    failed = [c.name for c in result.checks if c.status is not CheckStatus.passed]
-                    detail = (
-                        "full marks" if full else f"{result.status}: lost {failed} {result.message}"
-                    )
-                    outcomes.append(Outcome(problem.spec.id, kind, name, full, detail))
-                else:
-                    outcomes.append(
-                        Outcome(
-                            problem.spec.id,
-                            kind,
-                            name,
-                            not full,
-                            f"{result.score:g}/{result.max_score:g}",
-                        )
-                    )
+        complete = root / "complete"
+        complete_submission(catalog, complete)
+        folders = []
+        for problem, kind, name, source, _ in entries:
+            folder = root / problem.spec.id / f"{kind}-{name}"
+            shutil.copytree(complete, folder)
+            shutil.copyfile(source, folder / problem.spec.entry)
+            folders.append(folder)
+        grader = Grader(catalog, list(catalog.problems.values()), backend, seed)
+        try:
+            reports = grader.grade_many(folders, jobs)
+        finally:
+            grader.close()
     finally:
         shutil.rmtree(root, ignore_errors=True)
+    outcomes = []
+    for (problem, kind, name, _, mutant), report in zip(entries, reports, strict=True):
+        miss = judge_entry(problem, kind, mutant, report)
+        result = report.problem(problem.spec.id)
+        detail = miss or f"{result.score:g}/{result.max_score:g}; the rest full marks"
+        outcomes.append(Outcome(problem.spec.id, kind, name, not miss, detail))
     return outcomes
