@@ -1,33 +1,54 @@
-"""No false failures: correct solutions in different styles score full marks."""
+"""No false failures: correct solutions, gathered as whole submissions (every problem in one
+folder, files importing each other), score full marks on every problem."""
 
 from __future__ import annotations
 
-import shutil
+import re
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
 from grader.catalog import Catalog
 from grader.grade import Grader
+from grader.report import SubmissionReport
+from tests import whole
 from tests.conftest import ROOT
 
-STYLES = sorted((ROOT / "tests" / "styles").glob("*/*.py"))
+
+def lost(report: SubmissionReport) -> list[tuple[str, str, str]]:
+    return [
+        (p.problem, c.name, c.message)
+        for p in report.problems
+        for c in p.checks
+        if c.points < c.max_points
+    ] + [(p.problem, p.status, p.message) for p in report.problems if p.score < p.max_score]
 
 
-@pytest.mark.parametrize("problem", sorted({p.parent.name for p in STYLES}))
-def test_every_style_scores_full_marks(
-    problem: str, tmp_path: Path, catalog: Catalog, make_grader: Callable[..., Grader]
+def test_every_problem_has_three_styles(catalog: Catalog) -> None:
+    assert len(whole.STYLES) >= 3
+    for problem in catalog.problems:
+        for name in whole.STYLES:
+            assert (whole.STYLES_DIR / problem / f"{name}.py").is_file(), (problem, name)
+
+
+def test_styles_import_each_other() -> None:
+    """The styles exercise what candidates do: import a sibling file, subclass its class."""
+    imports = re.compile(r"^from (\w+) import", re.MULTILINE)
+    entries = {p.name.removesuffix(".py") for p in (ROOT / "problems").iterdir()}
+    for name in whole.STYLES:
+        texts = [p.read_text() for p in whole.STYLES_DIR.glob(f"*/{name}.py")]
+        assert any(set(imports.findall(t)) & entries for t in texts), name
+
+
+def test_references_as_one_submission_score_full_marks(
+    tmp_path: Path, catalog: Catalog, make_grader: Callable[..., Grader]
 ) -> None:
-    entry = catalog.problems[problem].spec.entry
-    folders = []
-    for style in sorted((ROOT / "tests" / "styles" / problem).glob("*.py")):
-        folder = tmp_path / style.stem
-        folder.mkdir()
-        shutil.copyfile(style, folder / entry)
-        folders.append(folder)
-    assert len(folders) >= 3
-    for report in make_grader([problem]).grade_many(folders, jobs=2):
-        result = report.problem(problem)
-        lost = [(c.name, c.message) for c in result.checks if c.points < c.max_points]
-        assert result.score == result.max_score, (report.submission, result.status, lost)
+    report = make_grader().grade(whole.references(catalog, tmp_path / "references"))
+    assert report.total == report.max_total == 177, lost(report)
+
+
+def test_each_style_as_one_submission_scores_full_marks(
+    tmp_path: Path, catalog: Catalog, make_grader: Callable[..., Grader]
+) -> None:
+    folders = [whole.style(catalog, name, tmp_path / name) for name in whole.STYLES]
+    for report in make_grader().grade_many(folders, jobs=2):
+        assert report.total == report.max_total, (report.submission, lost(report))

@@ -4,6 +4,9 @@ import torch
 
 
 def mha_by_loop(mha, x):
+    for name in ("qkv", "proj", "n_head", "head_dim"):
+        if not hasattr(mha, name):
+            raise TypeError(f"mha has no {name}: pass a CausalSelfAttention")
     B, T, C = x.shape
     hd = mha.head_dim
     qkv = x @ mha.qkv.weight.T

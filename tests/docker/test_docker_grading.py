@@ -3,6 +3,8 @@ hostile submission contained, with a clear status, while the rest of the batch i
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from grader.backends.docker import DockerBackend
@@ -11,6 +13,7 @@ from grader.backends.local import LocalBackend
 from grader.catalog import Catalog
 from grader.grade import Grader
 from grader.report import CheckStatus, ProblemStatus
+from tests import whole
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.docker
@@ -34,19 +37,22 @@ HOSTILE = {
 VALUE_CHECKS = {"allclose", "output_shape", "gradients", "dropout"}
 
 
-def test_docker_scores_equal_local_scores(sandbox_image: str) -> None:
+def test_docker_scores_equal_local_scores(sandbox_image: str, tmp_path: Path) -> None:
+    """The examples and the references gathered as one submission, on every problem: the
+    complete ones score full marks in Docker, and every score equals the local backend's."""
     catalog = Catalog()
-    problems = catalog.select(PROBLEMS)
+    problems = list(catalog.problems.values())
     docker = Grader(catalog, problems, DockerBackend(sandbox_image), seed=5)
     local = Grader(catalog, problems, LocalBackend(), seed=5)
+    batch = [*EXAMPLES, whole.references(catalog, tmp_path / "references")]
     try:
-        in_docker = docker.grade_many(EXAMPLES, jobs=2)
-        on_host = local.grade_many(EXAMPLES, jobs=2)
+        in_docker = docker.grade_many(batch, jobs=2)
+        on_host = local.grade_many(batch, jobs=2)
     finally:
         docker.close()
         local.close()
-    complete = in_docker[0]
-    assert complete.total == complete.max_total
+    complete, references = in_docker[0], in_docker[-1]
+    assert complete.total == references.total == complete.max_total == 177
     assert complete.run.environment["backend"] == "docker"
     assert complete.run.environment["torch_version"].startswith("2.13.0")
     assert complete.run.environment["image_id"].startswith("sha256:")

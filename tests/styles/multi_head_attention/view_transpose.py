@@ -4,6 +4,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from split_heads import merge_heads, split_heads
+
 
 class MultiHeadAttention(nn.Module):
     def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
@@ -23,11 +25,11 @@ class MultiHeadAttention(nn.Module):
         B, T, _ = x.size()
         C = self.W_query.out_features
         hs = C // self.n_heads
-        q = self.W_query(x).view(B, T, self.n_heads, hs).transpose(1, 2)
-        k = self.W_key(x).view(B, T, self.n_heads, hs).transpose(1, 2)
-        v = self.W_value(x).view(B, T, self.n_heads, hs).transpose(1, 2)
+        q = split_heads(self.W_query(x), self.n_heads)
+        k = split_heads(self.W_key(x), self.n_heads)
+        v = split_heads(self.W_value(x), self.n_heads)
         att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hs))
         att = att.masked_fill(~self.mask[:, :, :T, :T], float("-inf"))
         att = self.dropout(F.softmax(att, dim=-1))
-        y = (att @ v).transpose(1, 2).reshape(B, T, C)
+        y = merge_heads(att @ v)
         return self.out_proj(y)
