@@ -7,9 +7,9 @@ import ast
 
 import pytest
 
+from grader.checks.loops import computing_loops, find_function
 from grader.checks.routes import Route, find_routes, own_names
 from grader.checks.scope import Sources
-from grader.checks.source import find_function
 
 NAMES = {"scaled_dot_product_attention", "MultiheadAttention"}
 
@@ -62,6 +62,11 @@ def test_uses_are_found(source: str) -> None:
         "original = f.__closure__[0].cell_contents",
         "import inspect\nframe = inspect.currentframe().f_back",
         "# coding: utf-7\nx = 1",
+        "import torch.nn.functional as F\nf = getattr([F][0], 'scaled_dot_' + 'product_attention')",
+        "import torch\nhide(torch.nn.functional)",
+        "g = globals()",
+        "import __main__",
+        "import operator\nget = operator.attrgetter(name)",
     ],
 )
 def test_tampering_is_named(source: str) -> None:
@@ -94,6 +99,10 @@ def test_tampering_is_named(source: str) -> None:
         # a capability probe, as nanoGPT writes it
         "import torch\nflash = hasattr(torch.nn.functional, 'scaled_dot_product_attention')",
         "# -*- coding: utf-8 -*-\nimport inspect\nsig = inspect.signature(len)",
+        # torch modules used as torch is used: attributes, calls, dtypes, an alias by name
+        "import torch\nfrom torch import nn\nimport torch.nn.functional as F\nG = F\n"
+        "y = G.softmax(torch.zeros(2, dtype=torch.float64), dim=-1)\n"
+        "ok = isinstance(nn.Linear(2, 2), nn.Module) and hasattr(F, 'softmax')\n",
     ],
 )
 def test_honest_code_is_clean(source: str) -> None:
@@ -139,7 +148,49 @@ def test_find_function_follows_imports_and_base_classes() -> None:
     forward = find_function(
         sources, sources.files["multi_head_attention.py"], "MultiHeadAttention.forward"
     )
-    assert forward is not None and forward.lineno == 3
+    assert forward is not None and forward.node.lineno == 3 and forward.file.path == "base.py"
     loop = find_function(sources, sources.files["mha_by_loop.py"], "mha_by_loop")
-    assert loop is not None and loop.name == "mha_by_loop"
+    assert loop is not None and loop.file.path == "helpers.py"
     assert find_function(sources, sources.files["base.py"], "Base.backward") is None
+
+
+LOOP_CASES = {
+    "a loop that computes each head": (
+        "def f(q, k, n):\n    outs = []\n    for h in range(n):\n"
+        "        outs.append(q[h] @ k[h])\n    return outs\n",
+        True,
+    ),
+    "in a helper the function calls": (
+        "def head(q, k):\n    return (q @ k).softmax(-1)\n"
+        "def f(q, k, n):\n    return [head(q[h], k[h]) for h in range(n)]\n",
+        True,
+    ),
+    "in a method reached through self": (
+        "class A:\n    def heads(self, q, n):\n        return [q[h] @ q[h] for h in range(n)]\n"
+        "    def f(self, q, n):\n        return self.heads(q, n)\n",
+        True,
+    ),
+    "a dead generator inside an assert": (
+        "def f(q, k, n):\n    assert all(q[h] @ k[h] is not None for h in range(n))\n"
+        "    return q @ k\n",
+        False,
+    ),
+    "a loop after the return": (
+        "def f(q, k, n):\n    return q @ k\n    for h in range(n):\n        q[h] @ k[h]\n",
+        False,
+    ),
+    "a loop over attribute names": (
+        "def f(mha, n):\n    for name in names(n):\n        assert hasattr(mha, name)\n"
+        "    return mha\n",
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LOOP_CASES))
+def test_loops_that_compute_the_heads(case: str) -> None:
+    source, expected = LOOP_CASES[case]
+    sources = Sources({"m.py": source})
+    start = find_function(sources, sources.files["m.py"], "A.f" if "class A" in source else "f")
+    assert start is not None
+    assert bool(computing_loops(sources, start)) is expected

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import ast
 import codecs
+import importlib
+import inspect
 import re
 from dataclasses import dataclass
+from functools import cache
 
 from grader.checks.scope import IMPORTERS
 
@@ -51,9 +54,11 @@ TAMPERING = {
     "inspect.getouterframes": "frame introspection",
     "inspect.getclosurevars": "closure introspection",
     "inspect.unwrap": "unwrapping a function",
+    "__main__": "the grader's worker module",
 }
 CODE_FROM_STRINGS = {"eval", "exec", "compile", "__builtins__"}
 NAME_ARGUMENT = {"getattr", "attrgetter", "methodcaller", "vars", *IMPORTERS}
+NAMESPACES = {"globals", "locals", "vars"}
 
 
 @dataclass(frozen=True, order=True)
@@ -143,6 +148,21 @@ def tampering_of(path: str) -> str | None:
     return None
 
 
+@cache
+def is_torch_module(path: str) -> bool:
+    """`torch.nn.functional` is a module; `torch.nn.Linear` and `torch.float32` are not."""
+    parts = path.split(".")
+    if parts[0] != "torch":
+        return False
+    try:
+        obj = importlib.import_module("torch")
+        for part in parts[1:]:
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError):
+        return False
+    return inspect.ismodule(obj)
+
+
 def own_names(tree: ast.Module) -> set[str]:
     """Names the candidate defines: functions, classes, assigned names and attributes."""
     names: set[str] = set()
@@ -173,6 +193,9 @@ class RouteFinder:
             for n in ast.walk(tree)
         )
         self.routes: set[Route] = set()
+        self.parents = {
+            id(child): parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)
+        }
 
     def add(self, node: ast.AST, what: str, tampering: bool = False) -> None:
         self.routes.add(Route(getattr(node, "lineno", 0), what, tampering))
@@ -193,6 +216,23 @@ class RouteFinder:
             elif isinstance(node, ast.Subscript):
                 self.visit_subscript(node)
         return sorted(self.routes)
+
+    def module_as_value(self, node: ast.Name | ast.Attribute, path: str) -> None:
+        """A torch module handed around as a value (`[F][0]`, `f(torch)`) escapes the reading
+        of its attributes; reading them or aliasing it by name does not."""
+        if not is_torch_module(path):
+            return
+        parent = self.parents.get(id(node))
+        if isinstance(parent, ast.Attribute):
+            return  # reading an attribute: resolved and judged itself
+        if isinstance(parent, ast.Assign) and isinstance(parent.targets[0], ast.Name):
+            return  # an alias by name: followed by import_bindings
+        if isinstance(parent, ast.Call) and (
+            node is parent.func
+            or (called_name(parent) in {"hasattr", "getattr"} and node in parent.args[:1])
+        ):
+            return
+        self.add(node, f"the module {path} passed around as a value", True)
 
     def visit_import(self, node: ast.Import | ast.ImportFrom) -> None:
         base = node.module or "" if isinstance(node, ast.ImportFrom) else ""
@@ -220,6 +260,8 @@ class RouteFinder:
                 self.add(node, f"{path} (a torch module's namespace)", True)
             elif node.attr in self.forbidden:
                 self.add(node, path)
+            else:
+                self.module_as_value(node, path)
         elif node.attr in self.forbidden and node.attr not in self.own:
             self.add(node, node.attr)
 
@@ -233,6 +275,8 @@ class RouteFinder:
             if what is not None:
                 self.add(node, what, True)
                 return
+        if path is not None:
+            self.module_as_value(node, path)
         imported = path is not None and path.split(".")[-1] in self.forbidden
         starred = self.star and node.id in self.forbidden and node.id not in self.own
         if imported or starred:
@@ -240,6 +284,8 @@ class RouteFinder:
 
     def visit_call(self, node: ast.Call) -> None:
         name = called_name(node)
+        if name in NAMESPACES and not node.args:
+            self.add(node, f"{name}() (reads a namespace wholesale)", True)
         if name not in NAME_ARGUMENT or not node.args:
             return
         target = resolve(node.args[0], self.bindings)
@@ -261,7 +307,9 @@ class RouteFinder:
                 self.add(node, f"{name}(..., {text!r})")
         if name == "vars" and on_torch:
             self.add(node, f"vars({target}) (a torch module's namespace)", True)
-        elif not literal and (name in IMPORTERS or (name == "getattr" and on_torch)):
+        elif not literal and (
+            name in IMPORTERS | {"attrgetter", "methodcaller"} or (name == "getattr" and on_torch)
+        ):
             self.add(node, f"{name} with a computed name", True)
 
     def visit_subscript(self, node: ast.Subscript) -> None:
