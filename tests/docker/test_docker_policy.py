@@ -1,0 +1,30 @@
+"""The policy attacks in the Docker sandbox: each fails its check, the control keeps full marks."""
+
+from __future__ import annotations
+
+import pytest
+
+from grader.backends.docker import DockerBackend
+from grader.catalog import Catalog
+from grader.grade import Grader
+from grader.report import CheckStatus
+from tests.conftest import ROOT
+from tests.policy_attacks import HOSTILE, POLICY_ATTACKS
+
+pytestmark = pytest.mark.docker
+
+
+def test_policy_attacks_in_docker(sandbox_image: str) -> None:
+    catalog = Catalog()
+    grader = Grader(catalog, list(catalog.problems.values()), DockerBackend(sandbox_image), 3)
+    names = sorted(POLICY_ATTACKS)
+    try:
+        batch = [HOSTILE / n for n in names] + [ROOT / "submissions" / "complete"]
+        reports = {r.submission: r for r in grader.grade_many(batch, jobs=2)}
+    finally:
+        grader.close()
+    assert reports["complete"].total == reports["complete"].max_total == 177
+    for name in names:
+        problem, check, word = POLICY_ATTACKS[name]
+        found = [c for c in reports[name].problem(problem).checks if c.check == check]
+        assert found[0].status is CheckStatus.failed and word in found[0].message, (name, found)
