@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from grader.render.safe import csv_cell
 from grader.render.stats import problem_ids
 from grader.report import ProblemStatus, SubmissionReport
 
@@ -33,11 +34,11 @@ def write_summary_csv(reports: list[SubmissionReport], path: Path) -> None:
             ]
             writer.writerow(
                 [
-                    report.submission,
+                    csv_cell(report.submission),
                     *(f"{scores[p].score:g}" if p in scores else "" for p in problems),
                     f"{report.total:g}",
                     f"{report.max_total:g}",
                     submission_status(report),
-                    "; ".join(notes),
+                    csv_cell("; ".join(notes)),
                 ]
             )

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from html import escape
-
+from grader.render.safe import html as escape
 from grader.render.stats import BUCKETS, ClassStats, ProblemStats, class_stats, problem_ids
 from grader.render.text import check_details, fraction, num, problem_note
 from grader.report import CheckReport, CheckStatus, ProblemReport, SubmissionReport

@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from typing import Literal
 
+from grader.render.safe import xml
 from grader.render.text import check_details, problem_note
 from grader.report import CheckReport, CheckStatus, ProblemReport, ProblemStatus, SubmissionReport
 
@@ -42,8 +43,18 @@ def render_junit(
         suite.attrib.update({k: str(v) for k, v in counts.items()}, time=f"{total:.3f}")
         ET.SubElement(suite, "system-out")
         ET.SubElement(suite, "system-err")
+    scrub(root)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
+
+
+def scrub(root: ET.Element) -> None:
+    """Every text and attribute legal XML, whatever bytes a candidate put in them."""
+    for element in root.iter():
+        if element.text:
+            element.text = xml(element.text)
+        for key, value in element.attrib.items():
+            element.attrib[key] = xml(value)
 
 
 Case = tuple[SubmissionReport, ProblemReport, CheckReport | None]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from grader.render.redact import WITHHELD, withheld_points
+from grader.render.safe import markdown
 from grader.render.stats import BUCKETS, class_stats, problem_ids
 from grader.render.text import check_details, fraction, num, problem_note
 from grader.report import CheckStatus, ProblemReport, ProblemStatus, SubmissionReport
@@ -16,8 +17,8 @@ MARK = {
 
 
 def cell(text: str) -> str:
-    """Text safe inside a Markdown table cell."""
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", "<br>")
+    """Literal text inside a Markdown table cell."""
+    return markdown(text)
 
 
 def table(header: list[str], rows: list[list[str]], align: str = "") -> list[str]:
@@ -92,19 +93,20 @@ def score_cell(problem: ProblemReport) -> str:
 
 def candidate_feedback(view: SubmissionReport) -> str:
     """One candidate's feedback, rendered from their (redacted) view of the report."""
-    lines = [f"# {view.submission}: {fraction(view.total, view.max_total)}", ""]
+    lines = [f"# {markdown(view.submission)}: {fraction(view.total, view.max_total)}", ""]
     if view.message:
-        lines += [f"> {view.message}", ""]
+        lines += [f"> {markdown(view.message)}", ""]
     skipped = [p for p in view.problems if p.status is ProblemStatus.not_attempted]
     for problem in view.problems:
         if problem in skipped:
             continue
-        lines += [f"## {problem.problem}: {fraction(problem.score, problem.max_score)}", ""]
+        score = fraction(problem.score, problem.max_score)
+        lines += [f"## {markdown(problem.problem)}: {score}", ""]
         if problem.title:
-            lines += [f"*{problem.title}*", ""]
+            lines += [f"*{markdown(problem.title)}*", ""]
         note = problem_note(problem)
         if note:
-            lines += [f"**{note}**", ""]
+            lines += [f"**{markdown(note)}**", ""]
         shown = [c for c in problem.checks if c.check != WITHHELD]
         if shown:
             lines += table(
