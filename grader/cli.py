@@ -304,7 +304,7 @@ def grade(
     reports = [saved.get(s) or fresh[s.resolve().name] for s in submissions]
     render(reports, ("csv", *formats), out_dir, reveal, course, junit_by)
     if "github-classroom" not in formats:
-        print_scores(reports)
+        print_scores(reports, {p.spec.id: p.spec.number for p in catalog.problems.values()})
     click.echo(f"Reports written to {out_dir}/", err=True)
     if any(r.grader_fault for r in reports):
         click.secho("A grader error occurred: see the reports' messages.", fg="red", err=True)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 
+from rich import box
+from rich.columns import Columns
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import (
@@ -16,14 +19,14 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.table import Table
+from rich.text import Text
 
 from grader.render.text import check_details, fraction, num, problem_note
-from grader.report import CheckStatus, ProblemStatus, SubmissionReport
+from grader.report import CheckStatus, ProblemReport, ProblemStatus, SubmissionReport
 from grader.validate import Outcome
 
+# The statuses whose score is starred in the table, and what the note under it calls them.
 SHORT = {
-    ProblemStatus.graded: "",
-    ProblemStatus.not_attempted: "-",
     ProblemStatus.import_error: "import error",
     ProblemStatus.timeout: "timeout",
     ProblemStatus.crashed: "crashed",
@@ -32,37 +35,102 @@ SHORT = {
 }
 
 
-def score_table(reports: list[SubmissionReport]) -> Table:
-    """One row per submission, one column per problem someone attempted."""
-    table = Table(title="Scores", show_lines=False)
-    table.add_column("submission", style="bold")
+@dataclass
+class Column:
+    """A problem of the score table: its catalog number, and its maximum when every
+    submission has the same (then shown once, under the number, not under every score)."""
+
+    number: int
+    problem: str
+    max_score: float | None
+
+
+def shared(values: Iterable[float]) -> float | None:
+    """The one value all of `values` agree on, or None."""
+    distinct = set(values)
+    return distinct.pop() if len(distinct) == 1 else None
+
+
+def over(top: str, max_score: float | None) -> str:
+    """`top`, with `/max_score` on the line below when there is one."""
+    return top if max_score is None else f"{top}\n[dim]/{num(max_score)}[/dim]"
+
+
+def score_columns(reports: list[SubmissionReport], numbers: Mapping[str, int]) -> list[Column]:
+    """The problems someone attempted, by catalog number."""
     attempted = {
         p.problem
         for r in reports
         for p in r.problems
         if p.status is not ProblemStatus.not_attempted
     }
-    problems = [p.problem for p in reports[0].problems if p.problem in attempted] if reports else []
-    for problem in problems:
-        table.add_column(problem, justify="right")
-    table.add_column("total", justify="right", style="bold")
+    columns = [
+        Column(numbers[problem], problem, shared(r.problem(problem).max_score for r in reports))
+        for problem in attempted
+    ]
+    return sorted(columns, key=lambda c: (c.number, c.problem))
+
+
+def score_cell(problem: ProblemReport, column_max: float | None) -> str:
+    """The score, starred if it has a note, over its maximum unless the header shows that."""
+    if problem.status is ProblemStatus.not_attempted:
+        return "[dim]-[/dim]"
+    score = f"[red]{num(problem.score)}*[/red]" if problem.status in SHORT else num(problem.score)
+    return over(score, problem.max_score if column_max is None else None)
+
+
+def score_table(reports: list[SubmissionReport], columns: list[Column]) -> Table:
+    """One row per submission, one column per problem headed by its number; only the
+    submission's name folds when space is short."""
+    table = Table(title="Scores", box=box.SIMPLE_HEAD, show_edge=False, collapse_padding=True)
+    table.add_column("submission", style="bold", overflow="fold")
+    for column in columns:
+        table.add_column(over(str(column.number), column.max_score), justify="right", no_wrap=True)
+    max_total = shared(r.max_total for r in reports)
+    table.add_column(over("total", max_total), justify="right", style="bold", no_wrap=True)
     for report in reports:
-        cells = []
-        for p in report.problems:
-            if p.problem not in attempted:
-                continue
-            note = SHORT[p.status]
-            if p.status is ProblemStatus.not_attempted:
-                cells.append("[dim]-[/dim]")
-            else:
-                suffix = f" [red]{note}[/red]" if note else ""
-                cells.append(f"{p.score:g}/{p.max_score:g}{suffix}")
-        table.add_row(report.submission, *cells, f"{report.total:g}/{report.max_total:g}")
+        cells = [score_cell(report.problem(c.problem), c.max_score) for c in columns]
+        total = over(num(report.total), report.max_total if max_total is None else None)
+        table.add_row(escape(report.submission), *cells, total)
     return table
 
 
-def print_scores(reports: list[SubmissionReport], console: Console | None = None) -> None:
-    (console or Console()).print(score_table(reports))
+def legend(columns: list[Column]) -> Columns:
+    """The problem each column number stands for."""
+    entries = [Text(f"{c.number:>2} {c.problem}") for c in columns]
+    return Columns(entries, padding=(0, 3), column_first=True)
+
+
+def notes(reports: list[SubmissionReport], numbers: Mapping[str, int]) -> Table:
+    """Per submission, why its starred scores are starred, with the problems' numbers."""
+    table = Table.grid(padding=(0, 1), collapse_padding=False, pad_edge=True)
+    table.add_column(style="bold", overflow="fold")
+    table.add_column(style="red")
+    for report in reports:
+        starred: dict[str, list[str]] = {}
+        for p in report.problems:
+            if p.status in SHORT:
+                starred.setdefault(SHORT[p.status], []).append(str(numbers[p.problem]))
+        if starred:
+            text = "; ".join(f"{note}: {', '.join(which)}" for note, which in starred.items())
+            table.add_row(escape(report.submission), text)
+    return table
+
+
+def print_scores(
+    reports: list[SubmissionReport], numbers: Mapping[str, int], console: Console | None = None
+) -> None:
+    """The score table, the legend of its problem numbers (`numbers`: the catalog's, by
+    problem id) and the notes on its starred scores."""
+    console = console or Console()
+    columns = score_columns(reports, numbers)
+    console.print(score_table(reports, columns))
+    console.print()
+    console.print(legend(columns))
+    starred = notes(reports, numbers)
+    if starred.row_count:
+        console.print("\n[bold]Starred scores[/bold]")
+        console.print(starred)
 
 
 def print_outcomes(outcomes: list[Outcome], console: Console | None = None) -> None:

@@ -117,6 +117,24 @@ def test_resume_reuses_only_valid_reports(tmp_path: Path) -> None:
     assert saved_report(tmp_path / "subs", out, ids) is None  # nothing saved
 
 
+def test_grade_prints_the_table_by_problem_number(tmp_path: Path, catalog: Catalog) -> None:
+    out = tmp_path / "reports"
+    for report in sample_reports()[:2]:  # the third has a grader error: it would be regraded
+        submission = tmp_path / "subs" / report.submission
+        submission.mkdir(parents=True)
+        (submission / "split_heads.py").write_text("x = 1\n")
+        report.content_hash = content_hash(submission)
+        report.run.grader_version = __version__
+        write_report(report, out)
+    problems = [p.problem for p in sample_reports()[0].problems]
+    options = [arg for problem in problems for arg in ("--problem", problem)]
+    code, text = run("grade", str(tmp_path / "subs"), "--out", str(out), "--resume", *options)
+    assert code == 0, text
+    for problem in problems:
+        assert f"{catalog.problems[problem].spec.number} {problem}" in text
+    assert "mistakes  forbidden: 9; import error: 11" in text
+
+
 def test_classroom_init(tmp_path: Path) -> None:
     url = "https://example.org/course/attention-grader.git"
     code, _ = run("classroom", "init", str(tmp_path), "--grader-url", url, "--ref", "v1")
