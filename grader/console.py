@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from rich import box
 from rich.columns import Columns
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -21,6 +20,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from grader.render.safe import terminal as escape
 from grader.render.text import check_details, fraction, num, problem_note
 from grader.report import CheckStatus, ProblemReport, ProblemStatus, SubmissionReport
 from grader.validate import Outcome

@@ -8,12 +8,14 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
+from grader.console import print_scores
 from grader.render.outputs import Options, write_outputs
 from grader.report import CheckStatus, ProblemStatus, SubmissionReport
 from tests.reports import check, problem, submission
 
-NAME = "=HYPERLINK(\"x\")[bold red]177/177[/]\x1b[2J\x1b[1A\r\x07\ufffe"  # no NUL: a folder name
+NAME = '=HYPERLINK("x")[bold red]177/177[/]\x1b[2J\x1b[1A\r\x07\ufffe'  # no NUL: a folder name
 MESSAGE = "<script>alert(1)</script> **bold** [link](http://x) |\n# Heading\x1b]0;title\x07\x0c\x00"
 ESCAPES = ("\x1b", "\x00", "\x07", "\r", "\x0c")
 
@@ -45,3 +47,11 @@ def test_every_format_is_well_formed(
     with (tmp_path / "summary.csv").open(newline="") as handle:
         rows = list(csv.reader(handle))
     assert rows[1][0].startswith("'=")
+
+
+def test_terminal_table_shows_the_name_as_text(hostile: list[SubmissionReport]) -> None:
+    console = Console(width=80, record=True, color_system=None)
+    print_scores(hostile, {"split_heads": 4}, console)
+    text = console.export_text()
+    assert "[bold red]177/177[/]" in text  # the markup printed as text, not obeyed
+    assert not any(c in text for c in ESCAPES)
