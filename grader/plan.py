@@ -154,18 +154,23 @@ class Plan:
         more_args: list[list[Any]] | None = None,
         expect_error: bool = False,
         call: bool = True,
+        weights: dict[str, str] | None = None,
+        gradient: str | None = None,
     ) -> str:
-        """The common probe: build (modules), load weights, set up, then one call per seed
-        (and per extra argument list in `more_args`)."""
+        """The common probe: build (modules), load weights (the config's, unless `weights`
+        names others), set up, then one call per seed (and per extra argument list in
+        `more_args`); `backward` backpropagates a random gradient, or `gradient` if given."""
         first = args if args is not None else self.args(config, dtype, grad=backward)
         kwargs = self.mask_kwargs(config)
-        gradient = [self.grad_output(config, dtype)] if backward and call else None
+        if backward and gradient is None:
+            gradient = self.grad_output(config, dtype)
+        backward_with = [gradient] if gradient is not None and call else None
         calls = []
         for call_args in [first, *(more_args or [])] if call else []:
             for seed in seeds or [None]:
                 entry: dict[str, Any] = {"args": call_args, "kwargs": kwargs, "seed": seed}
-                if gradient is not None:
-                    entry["backward"] = gradient
+                if backward_with is not None:
+                    entry["backward"] = backward_with
                 calls.append(entry)
         fields: dict[str, Any] = {"calls": calls, "symbol": config.symbol or self.spec.symbol}
         if expect_error:
@@ -176,7 +181,7 @@ class Plan:
                 steps.insert(0, {"op": "double"})
             fields.update(
                 init=init if init is not None else config.init,
-                weights=self.weights(config),
+                weights=weights if weights is not None else self.weights(config),
                 setup=steps,
                 mode=mode,
                 inspect=inspect,

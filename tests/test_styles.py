@@ -43,7 +43,7 @@ def test_references_as_one_submission_score_full_marks(
     tmp_path: Path, catalog: Catalog, make_grader: Callable[..., Grader]
 ) -> None:
     report = make_grader().grade(whole.references(catalog, tmp_path / "references"))
-    assert report.total == report.max_total == 177, lost(report)
+    assert report.total == report.max_total == whole.full_marks(catalog), lost(report)
 
 
 def test_each_style_as_one_submission_scores_full_marks(

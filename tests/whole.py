@@ -26,3 +26,8 @@ def style(catalog: Catalog, name: str, dest: Path) -> Path:
     for problem in catalog.problems.values():
         shutil.copyfile(STYLES_DIR / problem.spec.id / f"{name}.py", dest / problem.spec.entry)
     return dest
+
+
+def full_marks(catalog: Catalog) -> float:
+    """What a complete correct submission scores: every problem's points."""
+    return sum(p.spec.max_score for p in catalog.problems.values())

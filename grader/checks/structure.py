@@ -1,4 +1,5 @@
-"""Checks on how a module is built: parameters by name, their count, the mask buffer, raises."""
+"""Checks on how a module is built: parameters by name, their count, the mask buffer, named
+attributes, raises."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 
 from pydantic import Field
 
-from grader.checks.base import Check, Context, Failure, NoParams, Verdict, register
+from grader.checks.base import Check, ConfigParams, Context, Failure, NoParams, Verdict, register
 from grader.checks.values import describe, passed
 from grader.plan import Plan
 from grader.report import CheckStatus
@@ -85,10 +86,16 @@ def unique_count(info: InspectInfo) -> int:
     return sum(by_storage.values())
 
 
+class MaskBufferParams(OneConfigParams):
+    names: list[str] = Field(default_factory=list)  # buffers the contract names
+
+
 @register("mask_buffer")
 class MaskBuffer(Inspecting):
-    """The causal mask is a registered buffer (not a plain tensor attribute), and the module
-    still works after `.double()`."""
+    """The causal mask is a registered buffer (not a plain tensor attribute), under the names
+    the contract gives, and the module still works after `.double()`."""
+
+    params_model = MaskBufferParams
 
     def prepare(self, plan: Plan) -> None:
         config = self.config()
@@ -106,6 +113,14 @@ class MaskBuffer(Inspecting):
             )
         if not got.buffers:
             return Verdict(CheckStatus.failed, "no registered buffer: register the causal mask")
+        found = [b.name for b in got.buffers]
+        missing = [name for name in self.params.names if name not in found]
+        if missing:
+            return Verdict(
+                CheckStatus.failed,
+                f"no buffer named {', '.join(missing)} (found {', '.join(found)}): the contract "
+                "names the causal mask buffer",
+            )
         try:
             out = ctx.result(self.double).data.calls[0].outputs[0]
         except Failure as failure:
@@ -120,6 +135,46 @@ class MaskBuffer(Inspecting):
             )
         names = ", ".join(b.name for b in got.buffers)
         return passed(f"buffer {names} moves with the module")
+
+
+class AttributesParams(ConfigParams):
+    names: list[str] = Field(min_length=1)
+
+
+@register("attributes")
+class Attributes(Check):
+    """Plain attributes the contract names (head counts, sizes, flags) hold the reference's
+    values, of the same type."""
+
+    params_model = AttributesParams
+
+    def prepare(self, plan: Plan) -> None:
+        self.probes = {
+            c.id: plan.call_probe(c, inspect=self.params.names, call=False) for c in self.configs()
+        }
+
+    def judge(self, ctx: Context) -> Verdict:
+        for config in self.configs():
+            probe = self.probes[config.id]
+            got = ctx.result(probe).data.inspect
+            want = ctx.reference(probe).data.inspect
+            assert got is not None and want is not None
+            for name in self.params.names:
+                value, expected = got.attrs.get(name), want.attrs[name]
+                if type(value) is type(expected) and value == expected:
+                    continue
+                where = f"config {config.id} ({describe(config)})"
+                if isinstance(value, dict) and value.get("missing"):
+                    return Verdict(
+                        CheckStatus.failed,
+                        f"{where}: no attribute {name}; the contract names it "
+                        f"(expected {expected!r})",
+                    )
+                shown = f"a {value['type']}" if isinstance(value, dict) else repr(value)
+                return Verdict(
+                    CheckStatus.failed, f"{where}: {name} is {shown}, expected {expected!r}"
+                )
+        return passed(", ".join(self.params.names) + " as the contract says")
 
 
 class RaisesParams(NoParams):

@@ -6,23 +6,34 @@ import torch
 from pydantic import Field
 
 from grader.checks.base import Check, ConfigParams, Context, Failure, NoParams, Verdict, register
-from grader.checks.values import passed
+from grader.checks.placement import placement_fault, ratios
+from grader.checks.values import passed, shape_text
 from grader.diagnose import locate
 from grader.plan import Plan
 from grader.report import CheckStatus
+
+
+class PlacementParams(NoParams):
+    """A one-token config (T = 1, 0 < p < 1) that shows where dropout acts."""
+
+    config: str
+    heads_from: str | None = None  # the constructor argument giving the head count (else 1)
+    projection: str | None = None  # the output projection, loaded as the identity
+    resid: bool = False  # a second dropout acts on the projection's output
 
 
 class DropoutParams(NoParams):
     config: str
     argument: str = "dropout"
     attributes: list[str] = Field(default_factory=list)
+    placement: PlacementParams | None = None
 
 
 @register("dropout")
 class Dropout(Check):
     """Eval mode ignores dropout (deterministic, and equal to the same module built with p = 0);
-    train mode is random; the dropout sits on the attention weights (with p = 1 the output is
-    what the reference gives)."""
+    train mode is random; the dropout sits on the attention weights: at T = 1 it drops whole
+    heads (see `placement`), and with p = 1 the output is what the reference gives."""
 
     params_model = DropoutParams
 
@@ -37,6 +48,33 @@ class Dropout(Check):
         full = {**config.init, self.params.argument: 1.0}
         self.full = plan.call_probe(config, mode="train", seeds=[3], init=full, args=args)
         self.p = float(config.init[self.params.argument])
+        self.placement = None if self.params.placement is None else self.prepare_placement(plan)
+
+    def prepare_placement(self, plan: Plan) -> tuple[str, str]:
+        """Eval and train probes at T = 1, in float64, through an identity projection whose
+        weight gradient (one-hot per batch row) gives back the context vectors it received."""
+        params = self.params.placement
+        config = self.problem.config(params.config)
+        assert config.init is not None and 0 < config.init[self.params.argument] < 1
+        batch, tokens = config.args[0].shape[:2]  # type: ignore[union-attr]
+        assert tokens == 1 and not (params.resid and params.projection is None)
+        weights = plan.weights(config)
+        gradient = None
+        if params.projection is not None:
+            name = f"{params.projection}.weight"
+            width, fan_in = plan.tensors[weights[name]].shape
+            assert width == fan_in and width >= batch
+            weights[name] = plan.put(f"identity/{config.id}/{name}", torch.eye(width))
+            bias = f"{params.projection}.bias"
+            if bias in weights:
+                weights[bias] = plan.put(f"zero/{config.id}/{bias}", torch.zeros(width))
+            rows = torch.arange(width) % batch == torch.arange(batch)[:, None]  # (B, C)
+            gradient = plan.put(f"one-hot/{config.id}", rows[:, None, :].float())
+        probes = [
+            plan.call_probe(config, "float64", mode, seeds=[1], weights=weights, gradient=gradient)
+            for mode in ("eval", "train")
+        ]
+        return probes[0], probes[1]
 
     def judge(self, ctx: Context) -> Verdict:
         first, second = ctx.output(self.eval, 0), ctx.output(self.eval, 1)
@@ -67,18 +105,6 @@ class Dropout(Check):
                 f"train mode with dropout={self.p} gave the same "
                 "output twice: dropout is never applied",
             )
-        got_full = ctx.output(self.full, 0)
-        want_full = ctx.reference(self.full).output(0, 0)
-        assert want_full is not None
-        if got_full.shape != want_full.shape or not torch.allclose(
-            got_full, want_full, atol=1e-5, rtol=1e-4, equal_nan=True
-        ):
-            return Verdict(
-                CheckStatus.failed,
-                "with dropout=1.0 in train mode the output differs "
-                "from the reference's: dropout must apply to the attention weights "
-                "after the softmax",
-            )
         inspect = ctx.result(self.eval).data.inspect
         for name in self.params.attributes:
             value = inspect.attrs.get(name) if inspect else None
@@ -88,7 +114,56 @@ class Dropout(Check):
                     CheckStatus.failed,
                     f"attribute {name} should be nn.Dropout({self.p}), found {value}",
                 )
-        return passed(f"deterministic in eval, random in train (p={self.p})")
+        fault = None if self.placement is None else self.placement_fault(ctx, *self.placement)
+        got_full = ctx.output(self.full, 0)
+        want_full = ctx.reference(self.full).output(0, 0)
+        assert want_full is not None
+        if fault is None and (
+            got_full.shape != want_full.shape
+            or not torch.allclose(got_full, want_full, atol=1e-5, rtol=1e-4, equal_nan=True)
+        ):
+            fault = (
+                "with dropout=1.0 in train mode the output differs from the reference's: "
+                "dropout must apply to the attention weights after the softmax"
+            )
+        if fault is not None:
+            load = ctx.result(self.full).data.load  # the same names in every probe
+            if load is not None and not load.ok:
+                fault = (  # the parameters the grader could not set may be the cause
+                    f"the grader's weights could not be loaded by name ({load.summary()}): a "
+                    "parameter mistake, which keeps the grader from checking where dropout acts"
+                )
+            return Verdict(CheckStatus.failed, fault)
+        where = ", whole heads at T = 1" if self.placement else ""
+        return passed(f"deterministic in eval, random in train (p={self.p}){where}")
+
+    def placement_fault(self, ctx: Context, eval: str, train: str) -> str | None:
+        params = self.params.placement
+        config = self.problem.config(params.config)
+        assert config.init is not None
+        heads = int(config.init[params.heads_from]) if params.heads_from else 1
+        want, got = ctx.output(eval), ctx.output(train)
+        expected = ctx.reference(eval).output(0, 0)
+        assert expected is not None
+        if got.shape != expected.shape or want.shape != expected.shape:
+            return (
+                f"at T = 1 the output has shape {shape_text(got.shape)} in train mode and "
+                f"{shape_text(want.shape)} in eval mode, expected {shape_text(expected.shape)}"
+            )
+        context = None
+        if params.projection is not None:
+            name = f"param:{params.projection}.weight"
+            grads = [ctx.result(probe).grad(0, name) for probe in (eval, train)]
+            if grads[0] is None or grads[1] is None:
+                return (
+                    f"at T = 1, {params.projection}.weight gets no gradient: the output does not "
+                    f"go through {params.projection}"
+                )
+            context = ratios(grads[1], grads[0], heads)
+        p = float(config.init[self.params.argument])
+        return placement_fault(
+            ratios(got, want, heads), context, p, params.resid, params.projection
+        )
 
 
 class GradientParams(ConfigParams):

@@ -233,7 +233,8 @@ class Contiguous(PerConfig):
     ) -> tuple[str, Diagnosis | None] | None:
         for i, out in enumerate(ctx.result(probe).data.calls[0].outputs):
             if out.kind == "tensor" and not out.contiguous:
-                return f"output {i} is not contiguous (call .contiguous() or use reshape)", None
+                why = "call .contiguous() (reshape returns a view when it can)"
+                return f"output {i} is not contiguous: {why}", None
         return None
 
 

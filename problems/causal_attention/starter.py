@@ -9,7 +9,7 @@ class CausalAttention(nn.Module):
         self, d_in: int, d_out: int, context_length: int, dropout: float, qkv_bias: bool = False
     ):
         super().__init__()
-        # W_query, W_key, W_value, dropout, and a causal mask buffer
+        # W_query, W_key, W_value, dropout, and a causal mask buffer `mask`
         raise NotImplementedError
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

@@ -7,7 +7,7 @@ from torch import nn
 class CausalSelfAttention(nn.Module):
     def __init__(self, n_embd: int, n_head: int, block_size: int, dropout: float = 0.0):
         super().__init__()
-        # qkv, proj, attn_dropout, resid_dropout, n_head, head_dim, and a causal mask buffer
+        # qkv, proj, attn_dropout, resid_dropout, n_head, head_dim, and a causal mask buffer `mask`
         raise NotImplementedError
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

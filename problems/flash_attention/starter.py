@@ -10,7 +10,7 @@ class CausalSelfAttention(nn.Module):
     ):
         super().__init__()
         # as causal_self_attention (qkv, proj, attn_dropout, resid_dropout, n_head, head_dim,
-        # a causal mask buffer), plus the attribute flash
+        # a causal mask buffer `mask`), plus the attribute flash
         raise NotImplementedError
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

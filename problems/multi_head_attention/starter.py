@@ -15,7 +15,7 @@ class MultiHeadAttention(nn.Module):
         qkv_bias: bool = False,
     ):
         super().__init__()
-        # W_query, W_key, W_value, out_proj, dropout, and a causal mask buffer
+        # W_query, W_key, W_value, out_proj, dropout, and a causal mask buffer `mask`
         raise NotImplementedError
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

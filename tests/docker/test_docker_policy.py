@@ -8,6 +8,7 @@ from grader.backends.docker import DockerBackend
 from grader.catalog import Catalog
 from grader.grade import Grader
 from grader.report import CheckStatus
+from tests import whole
 from tests.conftest import ROOT
 from tests.policy_attacks import HOSTILE, POLICY_ATTACKS
 
@@ -23,7 +24,7 @@ def test_policy_attacks_in_docker(sandbox_image: str) -> None:
         reports = {r.submission: r for r in grader.grade_many(batch, jobs=2)}
     finally:
         grader.close()
-    assert reports["complete"].total == reports["complete"].max_total == 177
+    assert reports["complete"].total == whole.full_marks(catalog)
     for name in names:
         problem, check, word = POLICY_ATTACKS[name]
         found = [c for c in reports[name].problem(problem).checks if c.check == check]

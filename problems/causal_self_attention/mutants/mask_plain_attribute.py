@@ -1,4 +1,4 @@
-# expect-fail: the mask is a registered buffer
+# expect-fail: the mask is a registered buffer named mask
 import math
 
 import torch

@@ -1,5 +1,5 @@
 # expect-fail: flash path: dropout_p is 0.0 in eval mode
-# expect-fail: dropout on the flash path: off in eval, on in train
+# expect-fail: dropout on the flash path: off in eval, on the attention weights in train
 """dropout_p passed unconditionally: SDPA drops weights in eval mode too."""
 
 import math

@@ -1,4 +1,5 @@
 # expect-fail: flash path: dropout_p is the constructor's dropout in train mode
+# expect-fail: dropout on the flash path: off in eval, on the attention weights in train
 """No dropout_p on the flash path: dropout never applies there."""
 
 import math

@@ -1,4 +1,4 @@
-# expect-fail: the mask is a registered buffer
+# expect-fail: the mask is a registered buffer named mask
 """The causal mask is a plain tensor attribute, not a registered buffer."""
 
 import math

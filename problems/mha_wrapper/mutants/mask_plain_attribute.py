@@ -1,4 +1,4 @@
-# expect-fail: each head's mask is a registered buffer
+# expect-fail: each head's mask is a registered buffer named mask
 import torch
 from torch import nn
 
