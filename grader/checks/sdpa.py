@@ -81,19 +81,17 @@ class SdpaCalls(Check):
         return passed(f"SDPA called as expected ({how})")
 
     def wrong_argument(self, entry: TraceEntry, config: Config) -> str | None:
-        got = entry.model_extra or {}
-        if self.params.is_causal is not None and got.get("is_causal") != self.params.is_causal:
-            return (
-                f"is_causal={got.get('is_causal')}, expected is_causal={self.params.is_causal}"
-                + (" (let SDPA build the causal mask)" if self.params.is_causal else "")
+        if self.params.is_causal is not None and entry.is_causal != self.params.is_causal:
+            return f"is_causal={entry.is_causal}, expected is_causal={self.params.is_causal}" + (
+                " (let SDPA build the causal mask)" if self.params.is_causal else ""
             )
         dropout_p = self.dropout_p(config)
-        if dropout_p is not None and abs(float(got.get("dropout_p", 0.0)) - dropout_p) > 1e-12:
+        if dropout_p is not None and not abs((entry.dropout_p or 0.0) - dropout_p) <= 1e-12:
             gate = " (dropout_p must be 0.0 when not self.training)" if dropout_p == 0 else ""
-            return f"dropout_p={got.get('dropout_p')}, expected {dropout_p}{gate}"
-        if self.params.default_scale and got.get("scale") is not None:
+            return f"dropout_p={entry.dropout_p}, expected {dropout_p}{gate}"
+        if self.params.default_scale and entry.scale is not None:
             return (
-                f"scale={got.get('scale')} passed: leave the scaling to SDPA "
+                f"scale={entry.scale} passed: leave the scaling to SDPA "
                 "(no manual scaling on the flash path)"
             )
         return None
