@@ -235,17 +235,17 @@ def identify(
     args: list[Any],
     kwargs: dict[str, Any],
     params: dict[str, Any],
-    got: list[torch.Tensor | None],
+    got: dict[int, torch.Tensor],
     atol: float,
     rtol: float,
 ) -> Match | None:
-    """The first known mistake whose output matches what the candidate returned."""
+    """The first known mistake whose outputs match what the candidate returned (by index)."""
     for mistake, knobs in variants(mistakes):
         try:
             expected = compute(form, weights, args, kwargs, params, knobs)
         except (RuntimeError, ValueError, IndexError):
             continue
-        pairs = [(g, e) for g, e in zip(got, expected, strict=False) if g is not None]
+        pairs = [(g, expected[i]) for i, g in got.items() if i < len(expected)]
         if pairs and all(close(g, e, atol, rtol) for g, e in pairs):
             return Match(mistake, MISTAKES[mistake])
     return None

@@ -8,13 +8,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 import torch
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from safetensors import SafetensorError
 from safetensors.torch import load_file
 
 MAX_JSON_BYTES = 2_000_000
 MAX_TENSOR_FILE_BYTES = 64_000_000
 MAX_LOG_CHARS = 4_000
+MAX_OUTPUTS = 16
 
 
 class Strict(BaseModel):
@@ -50,6 +51,11 @@ class TensorOut(Strict):
     contiguous: bool
     requires_grad: bool
 
+    @property
+    def torch_dtype(self) -> torch.dtype | None:
+        found = getattr(torch, self.dtype, None)
+        return found if isinstance(found, torch.dtype) else None
+
 
 class ValueOut(Strict):
     kind: Literal["value"]
@@ -57,16 +63,31 @@ class ValueOut(Strict):
     repr: str = Field(max_length=400)
 
 
-class TraceEntry(BaseModel):
-    model_config = ConfigDict(extra="allow", frozen=True)
-    fn: str
+class TraceEntry(Strict):
+    """A library call the candidate's code made; the SDPA fields are set for SDPA calls."""
+
+    fn: str = Field(max_length=200)
+    is_causal: bool | None = None
+    dropout_p: float | None = None
+    scale: float | None = None
+    attn_mask: bool | None = None
+    query_shape: list[int] | None = Field(None, max_length=16)
 
 
 class CallResult(Strict):
-    outputs: list[TensorOut | ValueOut] = Field(max_length=16)
+    outputs: list[TensorOut | ValueOut] = Field(max_length=MAX_OUTPUTS)
+    container: str | None = Field(max_length=200)  # the tuple or list type returned, if any
+    length: int  # how many values it returned: `outputs` describes the first MAX_OUTPUTS
     grads: dict[str, str | None]
     trace: list[TraceEntry] = Field(max_length=1000)
     seconds: float
+
+    @model_validator(mode="after")
+    def _described(self) -> CallResult:
+        single = self.container is None
+        if (single and self.length != 1) or len(self.outputs) != min(self.length, MAX_OUTPUTS):
+            raise ValueError(f"{len(self.outputs)} outputs described for {self.length} returned")
+        return self
 
 
 class ParamInfo(Strict):
@@ -161,9 +182,14 @@ class ProbeResult:
         if call >= len(self.data.calls) or index >= len(self.data.calls[call].outputs):
             return None
         out = self.data.calls[call].outputs[index]
-        if not isinstance(out, TensorOut) or out.key is None:
+        return self.stored(out) if isinstance(out, TensorOut) else None
+
+    def stored(self, out: TensorOut) -> torch.Tensor | None:
+        """The tensor stored for an output, if there is one of the shape and dtype described."""
+        tensor = self.tensors.get(out.key) if out.key is not None else None
+        if tensor is None or [list(tensor.shape), tensor.dtype] != [out.shape, out.torch_dtype]:
             return None
-        return self.tensors.get(out.key)
+        return tensor
 
     def grad(self, call: int, name: str) -> torch.Tensor | None:
         key = self.data.calls[call].grads.get(name)
@@ -194,7 +220,7 @@ def read_json(path: Path, model: type[Strict]) -> Any:
         raise InvalidOutput(f"{path.name}: {size} bytes is over the limit")
     try:
         return model.model_validate(json.loads(path.read_bytes()))
-    except (ValueError, ValidationError) as exc:
+    except (ValueError, ValidationError, RecursionError) as exc:  # e.g. nested too deep
         raise InvalidOutput(f"{path.name}: {str(exc)[:300]}") from exc
 
 

@@ -24,6 +24,7 @@ import json
 import math
 import os
 import re
+import reprlib
 import select
 import signal
 import sys
@@ -38,9 +39,10 @@ import torch
 from safetensors.torch import load_file, save_file
 from torch import nn
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 MAX_MESSAGE = 2000
 MAX_FRAMES = 8
+MAX_OUTPUTS = 16
 
 Json = Any
 Namespace = dict[str, Any]
@@ -315,9 +317,12 @@ def run_call(
     start = time.perf_counter()
     returned = target(*args, **kwargs)
     seconds = time.perf_counter() - start
-    outputs = list(returned) if isinstance(returned, tuple | list) else [returned]
+    unpacked = isinstance(returned, tuple | list)
+    outputs = list(returned) if unpacked else [returned]
     previous.append(outputs)
-    described = [describe_output(o, f"c{index}/out{i}", tensors) for i, o in enumerate(outputs)]
+    described = [
+        describe_output(o, f"c{index}/out{i}", tensors) for i, o in enumerate(outputs[:MAX_OUTPUTS])
+    ]
     grads: dict[str, str | None] = {}
     backward = call.get("backward")
     if backward is not None:
@@ -342,6 +347,8 @@ def run_call(
                 grads[f"param:{name}"] = save_tensor(p.grad, f"c{index}/grad/p/{name}", tensors)
     return {
         "outputs": described,
+        "container": type(returned).__name__[:100] if unpacked else None,
+        "length": len(outputs),
         "grads": grads,
         "trace": list(recorder.calls) if recorder is not None else [],
         "seconds": seconds,
@@ -349,7 +356,11 @@ def run_call(
 
 
 def save_tensor(t: torch.Tensor | None, key: str, tensors: dict[str, torch.Tensor]) -> str | None:
-    if t is None or t.device.type == "meta":
+    """Keep a copy of `t` under `key`; None for what safetensors cannot store (the host is told
+    the shape and dtype only)."""
+    if t is None or t.device.type == "meta" or t.layout != torch.strided:
+        return None
+    if t.is_complex() or t.is_quantized or t.is_nested:
         return None
     tensors[key] = t.detach().cpu().contiguous().clone()
     return key
@@ -366,7 +377,7 @@ def describe_output(out: Any, key: str, tensors: dict[str, torch.Tensor]) -> dic
             "contiguous": bool(out.is_contiguous()),
             "requires_grad": bool(out.requires_grad),
         }
-    return {"kind": "value", "type": type(out).__name__, "repr": repr(out)[:200]}
+    return {"kind": "value", "type": type(out).__name__[:100], "repr": reprlib.repr(out)[:200]}
 
 
 def describe_error(

@@ -51,3 +51,20 @@ def test_logs_are_capped(tmp_path: Path) -> None:
     run = read_problem(tmp_path, "prob", [])
     assert len(run.stdout) < results.MAX_LOG_CHARS + 100
     assert run.stdout.endswith("[... output truncated]")
+
+
+def test_json_nested_too_deep_is_malformed(tmp_path: Path) -> None:
+    (tmp_path / "prob").mkdir()
+    (tmp_path / "prob" / "p0.json").write_text("[" * 100_000 + "]" * 100_000)
+    run = read_problem(tmp_path, "prob", ["p0"])
+    assert not run.probes and "p0.json" in run.invalid[0]
+
+
+def test_outputs_must_match_what_was_returned(tmp_path: Path) -> None:
+    call = {"outputs": [], "grads": {}, "trace": [], "seconds": 0.0}
+    (tmp_path / "prob").mkdir()
+    for probe_id, (container, length) in {"p0": (None, 1), "p1": ("tuple", 20)}.items():
+        returned = {**call, "container": container, "length": length}
+        (tmp_path / "prob" / f"{probe_id}.json").write_text(probe_json(probe_id, calls=[returned]))
+    run = read_problem(tmp_path, "prob", ["p0", "p1"])
+    assert not run.probes and len(run.invalid) == 2

@@ -3,16 +3,27 @@
 from __future__ import annotations
 
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 import torch
 from pydantic import BaseModel, ConfigDict
 
+from grader.checks.returned import (
+    dtype_text,
+    fits,
+    nonfinite_text,
+    returned_text,
+    same_form,
+    tensor_text,
+    value_text,
+)
+from grader.diagnose import locate
 from grader.plan import Plan
 from grader.report import CheckStatus, Diagnosis
-from grader.results import ProbeResult, ProblemRun
+from grader.results import CallResult, ProbeData, ProbeResult, ProblemRun, TensorOut, ValueOut
 from grader.spec import CheckSpec, Config, ProblemSpec
 
 
@@ -38,6 +49,16 @@ class Failure(Exception):
         self.message = message
 
 
+@contextmanager
+def about(config_id: str) -> Iterator[None]:
+    """Name the config in a Failure raised while judging it."""
+    try:
+        yield
+    except Failure as failure:
+        failure.message = f"config {config_id}: {failure.message}"
+        raise
+
+
 @dataclass
 class Verdict:
     status: CheckStatus
@@ -56,7 +77,8 @@ class Context:
     sources: dict[str, str]
 
     def result(self, probe_id: str) -> ProbeResult:
-        """The candidate's result for a probe; a Failure says why there is none or it raised."""
+        """The candidate's result for a probe; a Failure says why there is none, or that it raised
+        or lacks what the probe asked for."""
         result = self.sub.probes.get(probe_id)
         if result is None:
             raise Failure(self.missing_reason(), CheckStatus.error)
@@ -71,21 +93,65 @@ class Context:
                 "import": "importing the file raised",
             }[error.stage]
             raise Failure(f"{stage}: {error.summary()}", CheckStatus.error)
+        gap = incomplete(result.data, self.plan.probes[probe_id])
+        if gap:
+            raise Failure(malformed(f"{probe_id} {gap}"), CheckStatus.error)
         return result
 
     def reference(self, probe_id: str) -> ProbeResult:
         return self.ref[probe_id]
 
-    def output(self, probe_id: str, call: int = 0, index: int = 0) -> torch.Tensor:
-        """A tensor the candidate returned; a Failure when it returned no tensor there."""
-        result = self.result(probe_id)
-        tensor = result.output(call, index)
+    def returned(self, probe_id: str, call: int = 0, index: int = 0) -> TensorOut:
+        """What the worker noted of output `index` of call `call` (shape, dtype, layout), once
+        the call returned the reference's form (one value, or a tuple of as many) with a tensor
+        there. A Failure says what came back instead."""
+        got = self.result(probe_id).data.calls[call]
+        want = self.reference(probe_id).data.calls[call]
+        if not same_form(got, want):
+            raise Failure(f"returned {returned_text(got)}, expected {returned_text(want)}")
+        out = got.outputs[index]
+        if not isinstance(out, TensorOut):
+            raise unlike(out, want, index)
+        return out
+
+    def output(
+        self, probe_id: str, call: int = 0, index: int = 0, *, finite: bool = True
+    ) -> torch.Tensor:
+        """Output `index` of call `call`, as `returned` accepts it, and a tensor of the
+        reference's shape, floating where the reference's is, and free of NaN and inf if
+        `finite`. A Failure says what came back instead."""
+        out = self.returned(probe_id, call, index)
+        want = self.reference(probe_id).data.calls[call]
+        expected = want.outputs[index]
+        assert isinstance(expected, TensorOut)
+        if not fits(out, expected):
+            raise unlike(out, want, index)
+        tensor = self.result(probe_id).stored(out)
+        if tensor is None and out.key is None:  # the worker stores dense tensors only
+            raise Failure(f"{subject(want, index)} {value_text(out)} that is not a dense tensor")
         if tensor is None:
-            calls = result.data.calls
-            got = calls[call].outputs if call < len(calls) else []
-            what = got[index].model_dump() if index < len(got) else "nothing"
-            raise Failure(f"expected a tensor as output {index}, got {what}")
+            where = f"output {index} of {probe_id}"
+            raise Failure(malformed(f"{where} is not stored as described"), CheckStatus.error)
+        if finite and not bool(torch.isfinite(tensor).all()):
+            where = locate((~torch.isfinite(tensor)).double(), None)
+            label = "the output" if want.container is None else f"output {index}"
+            raise Failure(f"{label} holds {nonfinite_text(tensor)} (first at {where})")
         return tensor
+
+    def gradient(self, probe_id: str, name: str) -> torch.Tensor | None:
+        """The gradient of the probe's first call for `name` (`arg0`, `param:proj.weight`), or
+        None if none reached it; a Failure when it is not shaped as the reference's."""
+        got = self.result(probe_id).grad(0, name)
+        want = self.reference(probe_id).grad(0, name)
+        if got is None or want is None:
+            return got
+        if got.shape != want.shape or not got.is_floating_point():
+            raise Failure(
+                f"the gradient of {gradient_label(name)} is "
+                f"{tensor_text(list(got.shape), dtype_text(got.dtype))}, expected "
+                f"{tensor_text(list(want.shape), dtype_text(want.dtype))}"
+            )
+        return got
 
     def missing_reason(self) -> str:
         exit = self.sub.exit
@@ -102,8 +168,40 @@ class Context:
         if exit.exit_code not in (0, None):
             return f"the process exited with code {exit.exit_code} during this check"
         if self.sub.invalid:
-            return "the worker's output was malformed: " + "; ".join(self.sub.invalid[:3])
+            return malformed("; ".join(self.sub.invalid[:3]))
         return "the process ended without a result for this check (e.g. os._exit in the code)"
+
+
+def incomplete(data: ProbeData, probe: dict[str, Any]) -> str:
+    """What a result without an error lacks of what its probe asked for ("" if nothing)."""
+    calls = len(probe.get("calls", []))
+    if len(data.calls) != calls:
+        return f"holds {len(data.calls)} of its {calls} calls"
+    if probe.get("init") is not None and probe.get("inspect") is not None and data.inspect is None:
+        return "has no inspection of the module"
+    if probe.get("init") is not None and probe.get("weights") is not None and data.load is None:
+        return "has no record of the weights' loading"
+    return ""
+
+
+def subject(want: CallResult, index: int) -> str:
+    """How a message names output `index` of a call shaped like `want`."""
+    return "returned" if want.container is None else f"output {index} is"
+
+
+def unlike(got: TensorOut | ValueOut, want: CallResult, index: int) -> Failure:
+    """Output `index` is not what the reference's call `want` has there."""
+    return Failure(
+        f"{subject(want, index)} {value_text(got)}, expected {value_text(want.outputs[index])}"
+    )
+
+
+def malformed(what: str) -> str:
+    return f"the worker's output was malformed: {what}"
+
+
+def gradient_label(name: str) -> str:
+    return "the input" if name.startswith("arg") else name.removeprefix("param:")
 
 
 class Check:

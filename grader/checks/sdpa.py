@@ -8,8 +8,8 @@ from typing import Any, ClassVar
 import torch
 from pydantic import Field
 
-from grader.checks.base import Check, ConfigParams, Context, Verdict, register
-from grader.checks.values import AllClose, AllCloseParams, passed, shape_text
+from grader.checks.base import Check, ConfigParams, Context, Verdict, about, register
+from grader.checks.values import AllClose, AllCloseParams, passed
 from grader.diagnose import locate
 from grader.plan import Mode, Plan
 from grader.report import CheckStatus
@@ -81,19 +81,17 @@ class SdpaCalls(Check):
         return passed(f"SDPA called as expected ({how})")
 
     def wrong_argument(self, entry: TraceEntry, config: Config) -> str | None:
-        got = entry.model_extra or {}
-        if self.params.is_causal is not None and got.get("is_causal") != self.params.is_causal:
-            return (
-                f"is_causal={got.get('is_causal')}, expected is_causal={self.params.is_causal}"
-                + (" (let SDPA build the causal mask)" if self.params.is_causal else "")
+        if self.params.is_causal is not None and entry.is_causal != self.params.is_causal:
+            return f"is_causal={entry.is_causal}, expected is_causal={self.params.is_causal}" + (
+                " (let SDPA build the causal mask)" if self.params.is_causal else ""
             )
         dropout_p = self.dropout_p(config)
-        if dropout_p is not None and abs(float(got.get("dropout_p", 0.0)) - dropout_p) > 1e-12:
+        if dropout_p is not None and not abs((entry.dropout_p or 0.0) - dropout_p) <= 1e-12:
             gate = " (dropout_p must be 0.0 when not self.training)" if dropout_p == 0 else ""
-            return f"dropout_p={got.get('dropout_p')}, expected {dropout_p}{gate}"
-        if self.params.default_scale and got.get("scale") is not None:
+            return f"dropout_p={entry.dropout_p}, expected {dropout_p}{gate}"
+        if self.params.default_scale and entry.scale is not None:
             return (
-                f"scale={got.get('scale')} passed: leave the scaling to SDPA "
+                f"scale={entry.scale} passed: leave the scaling to SDPA "
                 "(no manual scaling on the flash path)"
             )
         return None
@@ -136,14 +134,9 @@ class PathsAgree(Check):
     def judge(self, ctx: Context) -> Verdict:
         switched = describe_setup(self.params.setup)
         for config_id, (first, second) in self.probes.items():
-            a, b = ctx.output(first), ctx.output(second)
-            if a.shape != b.shape:
-                return Verdict(
-                    CheckStatus.failed,
-                    f"config {config_id}: output {shape_text(a.shape)} as constructed, "
-                    f"{shape_text(b.shape)} with {switched}",
-                )
-            diff = (a.double() - b.double()).abs().nan_to_num(nan=float("inf"))
+            with about(config_id):
+                a, b = ctx.output(first), ctx.output(second)
+            diff = (a.double() - b.double()).abs()
             if not bool(torch.all(diff <= self.params.atol)):
                 return Verdict(
                     CheckStatus.failed,

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import Field
 
 from grader.checks.base import Check, ConfigParams, Context, Failure, NoParams, Verdict, register
+from grader.checks.returned import value_text
 from grader.checks.values import describe, passed
 from grader.plan import Plan
 from grader.report import CheckStatus
@@ -122,16 +123,16 @@ class MaskBuffer(Inspecting):
                 "names the causal mask buffer",
             )
         try:
-            out = ctx.result(self.double).data.calls[0].outputs[0]
+            out = ctx.returned(self.double)
         except Failure as failure:
-            return Verdict(CheckStatus.failed, f"forward after .double() failed: {failure.message}")
+            return Verdict(CheckStatus.failed, f"forward after .double(): {failure.message}")
         want = ctx.reference(self.double).data.calls[0].outputs[0]
         assert isinstance(want, TensorOut)
-        if not isinstance(out, TensorOut) or out.dtype != want.dtype:
-            kind = out.dtype if isinstance(out, TensorOut) else out.type
+        if out.dtype != want.dtype:
             return Verdict(
                 CheckStatus.failed,
-                f"forward after .double() returned {kind}, expected {want.dtype}",
+                f"forward after .double() returned {value_text(out)}, expected a {want.dtype} "
+                "tensor",
             )
         names = ", ".join(b.name for b in got.buffers)
         return passed(f"buffer {names} moves with the module")

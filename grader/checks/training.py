@@ -5,10 +5,19 @@ from __future__ import annotations
 import torch
 from pydantic import Field
 
-from grader.checks.base import Check, ConfigParams, Context, Failure, NoParams, Verdict, register
+from grader.checks.base import (
+    Check,
+    ConfigParams,
+    Context,
+    NoParams,
+    Verdict,
+    about,
+    gradient_label,
+    register,
+)
 from grader.checks.placement import placement_fault, ratios
 from grader.checks.values import passed, shape_text
-from grader.diagnose import locate
+from grader.diagnose import close, locate
 from grader.plan import Plan
 from grader.report import CheckStatus
 
@@ -77,23 +86,19 @@ class Dropout(Check):
         return probes[0], probes[1]
 
     def judge(self, ctx: Context) -> Verdict:
+        with about(self.params.config):
+            return self.compare(ctx)
+
+    def compare(self, ctx: Context) -> Verdict:
         first, second = ctx.output(self.eval, 0), ctx.output(self.eval, 1)
-        if first.shape != second.shape or not torch.allclose(
-            first,
-            second,
-            atol=0,
-            rtol=0,
-            equal_nan=True,  # NaNs in the same places are equal
-        ):
+        if not close(first, second, atol=0, rtol=0):
             return Verdict(
                 CheckStatus.failed,
                 "eval mode is not deterministic: dropout is active "
                 "in eval mode (use nn.Dropout or F.dropout(..., training=self.training))",
             )
         without = ctx.output(self.off, 0)
-        if first.shape != without.shape or not torch.allclose(
-            first, without, atol=1e-6, rtol=1e-5, equal_nan=True
-        ):
+        if not close(first, without, atol=1e-6, rtol=1e-5):
             return Verdict(
                 CheckStatus.failed,
                 f"in eval mode, dropout={self.p} changes the output (compared with dropout=0 and "
@@ -118,10 +123,7 @@ class Dropout(Check):
         got_full = ctx.output(self.full, 0)
         want_full = ctx.reference(self.full).output(0, 0)
         assert want_full is not None
-        if fault is None and (
-            got_full.shape != want_full.shape
-            or not torch.allclose(got_full, want_full, atol=1e-5, rtol=1e-4, equal_nan=True)
-        ):
+        if fault is None and not close(got_full, want_full, atol=1e-5, rtol=1e-4):
             fault = (
                 "with dropout=1.0 in train mode the output differs from the reference's: "
                 "dropout must apply to the attention weights after the softmax"
@@ -178,16 +180,20 @@ class Gradients(Check):
     params_model = GradientParams
 
     def prepare(self, plan: Plan) -> None:
-        self.probes = {c.id: plan.call_probe(c, backward=True) for c in self.configs()}
+        self.probes = {
+            c.id: (plan.call_probe(c), plan.call_probe(c, backward=True)) for c in self.configs()
+        }
 
     def judge(self, ctx: Context) -> Verdict:
-        for config_id, probe in self.probes.items():
-            result = ctx.result(probe)
-            reference = ctx.reference(probe)
-            for name in reference.data.calls[0].grads:
-                label = "the input" if name.startswith("arg") else name.removeprefix("param:")
-                want = reference.grad(0, name)
-                got = result.grad(0, name) if name in result.data.calls[0].grads else None
+        for config_id, (forward, probe) in self.probes.items():
+            with about(config_id):
+                ctx.output(forward, finite=False)  # what is differentiated has the right form
+                grads = {
+                    n: ctx.gradient(probe, n) for n in ctx.reference(probe).data.calls[0].grads
+                }
+            for name, got in grads.items():
+                label = gradient_label(name)
+                want = ctx.reference(probe).grad(0, name)
                 if want is None:
                     continue
                 if got is None:
@@ -196,14 +202,7 @@ class Gradients(Check):
                         f"config {config_id}: no gradient reaches "
                         f"{label} (detached, or not used in forward)",
                     )
-                if got.shape != want.shape or not torch.allclose(
-                    got.double(), want.double(), atol=self.params.atol, rtol=self.params.rtol
-                ):
-                    if got.shape != want.shape:
-                        raise Failure(
-                            f"config {config_id}: gradient of {label} has shape "
-                            f"{tuple(got.shape)}, expected {tuple(want.shape)}"
-                        )
+                if not close(got, want, atol=self.params.atol, rtol=self.params.rtol):
                     diff = (got.double() - want.double()).abs()
                     return Verdict(
                         CheckStatus.failed,

@@ -7,7 +7,8 @@ from typing import Any
 import torch
 
 from grader import diagnose
-from grader.checks.base import Check, ConfigParams, Context, Failure, Verdict, register
+from grader.checks.base import Check, ConfigParams, Context, Failure, Verdict, about, register
+from grader.checks.returned import dtype_text, nonfinite_text, shape_text
 from grader.plan import Dtype, Plan
 from grader.report import CheckStatus, Diagnosis
 from grader.spec import Config, ModuleArg
@@ -17,12 +18,9 @@ def passed(message: str = "") -> Verdict:
     return Verdict(CheckStatus.passed, message)
 
 
-def shape_text(shape: list[int] | torch.Size) -> str:
-    return "(" + ", ".join(str(s) for s in shape) + ")"
-
-
 class PerConfig(Check):
-    """A check that asks one eval-mode call per config and compares each with the reference."""
+    """A check that asks one eval-mode call per config and compares each with the reference;
+    what a config returns wrongly is one of its findings, a config that raised ends the check."""
 
     params_model = ConfigParams
 
@@ -40,8 +38,10 @@ class PerConfig(Check):
             try:
                 found = self.compare(ctx, config, self.probes[config.id])
             except Failure as failure:
-                failure.message = f"config {config.id}: {failure.message}"
-                raise
+                if failure.status is not CheckStatus.failed:
+                    failure.message = f"config {config.id}: {failure.message}"
+                    raise
+                found = failure.message, None
             if found is not None:
                 message, diagnosis_here = found
                 problems.append(f"config {config.id} ({describe(config)}): {message}")
@@ -74,19 +74,27 @@ class OutputShape(PerConfig):
     def compare(
         self, ctx: Context, config: Config, probe: str
     ) -> tuple[str, Diagnosis | None] | None:
-        got = ctx.result(probe).data.calls[0].outputs
-        want = ctx.reference(probe).data.calls[0].outputs
-        if len(got) != len(want):
-            return f"returned {len(got)} outputs, expected {len(want)}", None
-        for i, (g, w) in enumerate(zip(got, want, strict=True)):
-            label = f"output {i}" if len(want) > 1 else "output"
-            if g.kind != "tensor" or w.kind != "tensor":
-                return f"{label} is a {getattr(g, 'type', 'tensor')}, expected a tensor", None
-            if g.shape != w.shape:
-                return f"{label} shape {shape_text(g.shape)}, expected {shape_text(w.shape)}", None
-            if g.dtype != w.dtype:
-                return f"{label} dtype {g.dtype}, expected {w.dtype}", None
+        for i in range(output_count(ctx, probe)):
+            got = ctx.output(probe, 0, i, finite=False)
+            mismatch = dtype_mismatch(ctx, probe, i, got)
+            if mismatch:
+                return mismatch, None
         return None
+
+
+def output_count(ctx: Context, probe: str) -> int:
+    """How many outputs the reference returns for a probe."""
+    return len(ctx.reference(probe).data.calls[0].outputs)
+
+
+def dtype_mismatch(ctx: Context, probe: str, index: int, got: torch.Tensor) -> str:
+    """Why an output's dtype is not the reference's ("" if it is)."""
+    want = ctx.reference(probe).output(0, index)
+    assert want is not None
+    if got.dtype == want.dtype:
+        return ""
+    label = f"output {index}" if output_count(ctx, probe) > 1 else "output"
+    return f"{label} dtype {dtype_text(got.dtype)}, expected {dtype_text(want.dtype)}"
 
 
 class AllCloseParams(ConfigParams):
@@ -111,21 +119,14 @@ class AllClose(PerConfig):
         self, ctx: Context, config: Config, probe: str
     ) -> tuple[str, Diagnosis | None] | None:
         atol, rtol = self.tolerance()
-        want_outputs = ctx.reference(probe).data.calls[0].outputs
-        indices = self.params.outputs or list(range(len(want_outputs)))
-        got_all: list[torch.Tensor | None] = []
-        for i in indices:
-            got = ctx.output(probe, 0, i)
+        got_all: dict[int, torch.Tensor] = {}
+        for i in self.params.outputs or range(output_count(ctx, probe)):
+            got = got_all[i] = ctx.output(probe, 0, i, finite=False)
             want = ctx.reference(probe).output(0, i)
             assert want is not None
-            got_all.append(got)
-            if got.shape != want.shape:
-                return (
-                    f"output shape {shape_text(got.shape)}, expected {shape_text(want.shape)}",
-                    None,
-                )
-            if got.dtype != want.dtype:
-                return f"output dtype {str(got.dtype)[6:]}, expected {str(want.dtype)[6:]}", None
+            mismatch = dtype_mismatch(ctx, probe, i, got)
+            if mismatch:
+                return mismatch, None
             if not torch.allclose(got, want, atol=atol, rtol=rtol):
                 load = ctx.result(probe).data.load
                 if load is not None and not load.ok:
@@ -138,7 +139,7 @@ class AllClose(PerConfig):
         ctx: Context,
         config: Config,
         probe: str,
-        got_all: list[torch.Tensor | None],
+        got_all: dict[int, torch.Tensor],
         got: torch.Tensor,
         want: torch.Tensor,
         index: int,
@@ -151,10 +152,10 @@ class AllClose(PerConfig):
         head_dim = got.shape[-1] // heads if heads and got.dim() == 3 else None
         where = diagnose.locate(diff, head_dim)
         match = identify(ctx, config, probe, got_all, max(atol, 1e-5), max(rtol, 1e-4))
-        label = (
-            f"output {index}" if len(ctx.reference(probe).data.calls[0].outputs) > 1 else "output"
-        )
+        label = f"output {index}" if output_count(ctx, probe) > 1 else "output"
         message = f"{label} differs from the reference: max error {max_error:.3g} at {where}"
+        if not bool(torch.isfinite(got).all()):
+            message += f" (it holds {nonfinite_text(got)})"
         if match is not None:
             message += f". It matches a known mistake: {match.description}"
         result = Diagnosis(
@@ -210,7 +211,7 @@ def identify(
     ctx: Context,
     config: Config,
     probe: str,
-    got: list[torch.Tensor | None],
+    got: dict[int, torch.Tensor],
     atol: float,
     rtol: float,
 ) -> diagnose.Match | None:
@@ -231,8 +232,8 @@ class Contiguous(PerConfig):
     def compare(
         self, ctx: Context, config: Config, probe: str
     ) -> tuple[str, Diagnosis | None] | None:
-        for i, out in enumerate(ctx.result(probe).data.calls[0].outputs):
-            if out.kind == "tensor" and not out.contiguous:
+        for i in range(output_count(ctx, probe)):
+            if not ctx.returned(probe, 0, i).contiguous:
                 why = "call .contiguous() (reshape returns a view when it can)"
                 return f"output {i} is not contiguous: {why}", None
         return None
@@ -268,8 +269,9 @@ class Causality(Check):
 
     def judge(self, ctx: Context) -> Verdict:
         for config_id, (probe, cut) in self.probes.items():
-            before = ctx.output(probe, 0)[:, : cut + 1]
-            after = ctx.output(probe, 1)[:, : cut + 1]
+            with about(config_id):
+                before = ctx.output(probe, 0)[:, : cut + 1].double()
+                after = ctx.output(probe, 1)[:, : cut + 1].double()
             change = float((before - after).abs().max())
             if change > self.params.tolerance:
                 where = diagnose.locate((before - after).abs(), None)
