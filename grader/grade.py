@@ -11,7 +11,7 @@ import traceback
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +78,7 @@ class Grader:
 
     def grade(self, submission: Path, name: str | None = None) -> SubmissionReport:
         """Grade one submission; any failure of ours becomes a grader_error report."""
-        started = datetime.now(UTC)
+        started = datetime.now(timezone.utc)
         clock = time.monotonic()
         name = name or submission.resolve().name
         scratch = self.workdir / uuid.uuid4().hex

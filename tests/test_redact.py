@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -87,7 +87,8 @@ def test_course_due_date(tmp_path: Path) -> None:
     path = tmp_path / "course.toml"
     path.write_text('name = "attention"\ndue = 2026-12-01T23:59:00Z\n')
     course = load_course(path)
-    before, after = datetime(2026, 12, 1, tzinfo=UTC), datetime(2026, 12, 2, tzinfo=UTC)
+    before = datetime(2026, 12, 1, tzinfo=timezone.utc)
+    after = datetime(2026, 12, 2, tzinfo=timezone.utc)
     assert not reveal_after_due(False, course, before)
     assert reveal_after_due(False, course, after)
     assert reveal_after_due(True, None, before)
