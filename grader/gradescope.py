@@ -20,7 +20,6 @@ from grader.catalog import Catalog
 from grader.grade import Grader
 from grader.paths import ROOT
 from grader.render.gradescope import gradescope_results
-from grader.render.redact import candidate_view
 from grader.report import SubmissionReport
 
 STUDENT = "grader-student"
@@ -103,7 +102,7 @@ def build_autograder(out: Path, root: Path = ROOT) -> Path:
 
 
 def run_gradescope(submission: Path, results: Path, user: str | None) -> SubmissionReport:
-    """Grade Gradescope's submission folder and write `results.json` from the candidate view."""
+    """Grade Gradescope's submission folder and write `results.json`."""
     catalog = Catalog()
     grader = Grader(
         catalog, list(catalog.problems.values()), LocalBackend(user), secrets.randbelow(2**31)
@@ -112,7 +111,6 @@ def run_gradescope(submission: Path, results: Path, user: str | None) -> Submiss
         report = grader.grade(submission, name="submission")
     finally:
         grader.close()
-    view = candidate_view(report, reveal_after_due=True)
     results.parent.mkdir(parents=True, exist_ok=True)
-    results.write_text(json.dumps(gradescope_results(view), indent=2) + "\n", encoding="utf-8")
+    results.write_text(json.dumps(gradescope_results(report), indent=2) + "\n", encoding="utf-8")
     return report
