@@ -16,6 +16,7 @@ from grader.catalog import Catalog, Problem
 from grader.console import print_feedback, print_outcomes, print_scores, progress
 from grader.course import CourseError, load_course, reveal_after_due
 from grader.grade import Grader, find_submissions
+from grader.gradescope_cli import gradescope
 from grader.render.junit import SuiteBy
 from grader.render.outputs import FORMATS, Options, read_reports, write_outputs
 from grader.render.text import fraction
@@ -411,48 +412,5 @@ def classroom_init(
     click.echo(f"wrote {path}")
 
 
-@cli.group()
-def gradescope() -> None:
-    """Gradescope.
-
-    \b
-    The zip's run_autograder starts the grader as root; the grader runs the candidate's
-    code as the unprivileged `grader-student` account (setpriv), which can read neither the
-    problems nor the reference solutions, nor write the results. See docs/gradescope.md.
-    """
-
-
-@gradescope.command("build")
-@click.option(
-    "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=Path("autograder.zip"),
-    show_default=True,
-)
-def gradescope_build(out: Path) -> None:
-    """Build the autograder zip to upload to Gradescope."""
-    from grader.gradescope import build_autograder
-
-    click.echo(f"wrote {build_autograder(out)}")
-
-
-@gradescope.command("run")
-@click.argument("submission", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option(
-    "--results",
-    type=click.Path(dir_okay=False, path_type=Path),
-    required=True,
-    help="Where results.json is written.",
-)
-@click.option("--user", default=None, help="Run the candidate's code as this account.")
-def gradescope_run(submission: Path, results: Path, user: str | None) -> None:
-    """Grade SUBMISSION inside Gradescope's container (what run_autograder calls)."""
-    from grader.gradescope import run_gradescope
-
-    report = run_gradescope(submission, results, user)
-    click.echo(report.model_dump_json(indent=2))
-    if report.grader_fault:
-        sys.exit(2)
-
-
 cli.add_command(sandbox)
+cli.add_command(gradescope)

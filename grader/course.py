@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import tomllib
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from grader.compat import tomllib
 
 
 class CourseError(Exception):
@@ -29,7 +30,7 @@ class Course(BaseModel):
         return due
 
     def past_due(self, now: datetime | None = None) -> bool:
-        return self.due is not None and (now or datetime.now(UTC)) >= self.due
+        return self.due is not None and (now or datetime.now(timezone.utc)) >= self.due
 
 
 def load_course(path: Path) -> Course:

@@ -11,7 +11,7 @@ import traceback
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from grader.judge import judge_problem
 from grader.prepare import Prepared, prepare, write_inputs
 from grader.report import ProblemReport, ProblemStatus, RunInfo, SubmissionReport
 from grader.results import InvalidOutput, ProblemExit, read_problem, read_worker_report
-from grader.staging import stage_submission
+from grader.staging import READABLE_DIR, READABLE_FILE, stage_submission
 from grader.worker import PROTOCOL_VERSION
 
 STARTUP_SECONDS = 60.0
@@ -71,6 +71,7 @@ class Grader:
         self.prepared: dict[str, Prepared] = prepare(catalog, problems, seed)
         self.inputs = self.workdir / "inputs.safetensors"
         write_inputs(self.prepared, self.inputs)
+        self.inputs.chmod(READABLE_FILE)  # safetensors writes it for its owner only
         self.environment = backend.describe()
 
     def close(self) -> None:
@@ -78,7 +79,7 @@ class Grader:
 
     def grade(self, submission: Path, name: str | None = None) -> SubmissionReport:
         """Grade one submission; any failure of ours becomes a grader_error report."""
-        started = datetime.now(UTC)
+        started = datetime.now(timezone.utc)
         clock = time.monotonic()
         name = name or submission.resolve().name
         scratch = self.workdir / uuid.uuid4().hex
@@ -124,12 +125,15 @@ class Grader:
     def run_worker(self, attempted: list[Problem], staged: Path, scratch: Path) -> WorkerRun:
         job_dir = scratch / "job"
         job_dir.mkdir(parents=True)
+        job_dir.chmod(READABLE_DIR)
         job = {"version": 1, "problems": [self.prepared[p.spec.id].plan.job() for p in attempted]}
         (job_dir / "job.json").write_text(json.dumps(job))
         try:
             os.link(self.inputs, job_dir / "inputs.safetensors")
         except OSError:
             shutil.copyfile(self.inputs, job_dir / "inputs.safetensors")
+        for path in job_dir.iterdir():
+            path.chmod(READABLE_FILE)
         limits = batch_limits(attempted, self.overrides)
         return self.backend.run(WorkerJob(staged, job_dir, scratch / "out", limits))
 

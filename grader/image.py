@@ -164,11 +164,14 @@ def download_wheelhouse(
     dest: Path,
     *,
     torch_version: str = TORCH_VERSION,
+    packages: Sequence[str] | None = None,
+    python_version: str = PYTHON_VERSION,
     torch_index_url: str | None = None,
     refresh: bool = False,
     on_line: OnLine = _ignore,
 ) -> list[Path]:
-    """Download the image's wheels (torch and `EXTRA_PACKAGES`, with dependencies).
+    """Download wheels for `python_version` on Linux x86_64: `packages` (by default the image's:
+    torch and `EXTRA_PACKAGES`) with their dependencies.
 
     pip's own configuration applies, so a local torch CPU wheel found through `find-links`
     is preferred; `torch_index_url` adds an index that serves CPU builds. A wheelhouse that
@@ -176,15 +179,16 @@ def download_wheelhouse(
     """
     dest.mkdir(parents=True, exist_ok=True)
     stamp = dest / ".requirements"
-    wanted = "\n".join(requirements(torch_version)) + "\n"
+    packages = list(packages or requirements(torch_version))
+    wanted = "\n".join([*packages, f"python {python_version}"]) + "\n"
     if not refresh and stamp.is_file() and stamp.read_text() == wanted:
         on_line(f"wheelhouse {dest} is complete")
         return sorted(dest.glob("*.whl"))
     argv = [
         sys.executable, "-m", "pip", "download", "--disable-pip-version-check",
-        *requirements(torch_version),
-        "--only-binary=:all:", "--python-version", PYTHON_VERSION,
-        "--implementation", "cp", "--abi", "cp" + PYTHON_VERSION.replace(".", ""),
+        *packages,
+        "--only-binary=:all:", "--python-version", python_version,
+        "--implementation", "cp", "--abi", "cp" + python_version.replace(".", ""),
         "--dest", str(dest),
     ]  # fmt: skip
     for platform in WHEEL_PLATFORMS:

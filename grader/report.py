@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from grader.compat import StrEnum
 from grader.spec import Visibility
 
 SCHEMA_VERSION = 1

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import tomllib
-from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from grader.backends.base import Limits
+from grader.compat import StrEnum, tomllib
 
 
 class SpecError(Exception):

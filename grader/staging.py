@@ -10,6 +10,8 @@ from pathlib import Path
 MAX_FILE_BYTES = 1 << 20
 MAX_FILES = 200
 SKIPPED_DIRS = {"__pycache__", ".git", ".github", ".venv", "node_modules"}
+READABLE_FILE, READABLE_DIR = 0o644, 0o755
+"""Modes of what the worker reads, set explicitly: it may run as another account."""
 
 
 @dataclass
@@ -56,16 +58,21 @@ def content_hash(source: Path) -> str:
 
 
 def stage_submission(source: Path, dest: Path) -> Staged:
-    """Copy the submission's regular Python files (no links, at most 1 MiB each) to `dest`."""
+    """Copy the submission's regular Python files (no links, at most 1 MiB each) to `dest`,
+    readable by every account whatever the umask."""
     digest = hashlib.sha256()
     dest.mkdir(parents=True, exist_ok=True)
+    dest.chmod(READABLE_DIR)
     files, notes = submission_files(source)
     sources = {}
     for relative in files:
         data = (source / relative).read_bytes()
         target = dest / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
+        for folder in reversed(relative.parents[:-1]):
+            (dest / folder).mkdir(exist_ok=True)
+            (dest / folder).chmod(READABLE_DIR)
         target.write_bytes(data)
+        target.chmod(READABLE_FILE)
         digest.update(_digest_entry(relative, data))
         sources[str(relative)] = data.decode("utf-8", errors="replace")
     return Staged(dest, digest.hexdigest(), notes, sources)

@@ -6,7 +6,7 @@ checks: candidate-facing outputs must never show the first, nor the second befor
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 
 from grader.report import (
     CheckReport,
@@ -162,7 +162,7 @@ def submission(
             seed=7,
             backend="local",
             environment={"backend": "local", "torch_version": "2.13.0"},
-            started_at=datetime(2026, 3, 1, 12, minute, tzinfo=UTC),
+            started_at=datetime(2026, 3, 1, 12, minute, tzinfo=timezone.utc),
             seconds=4.2,
         ),
     )

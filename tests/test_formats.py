@@ -21,7 +21,9 @@ from grader.render.markdown import candidate_feedback, class_summary
 from grader.render.outputs import Options, read_reports, write_outputs
 from grader.render.redact import candidate_view
 from grader.report import SubmissionReport, write_report
+from grader.spec import Visibility
 from tests.golden import assert_golden
+from tests.gradescope_format import validate_gradescope
 from tests.reports import sample_reports
 
 NUMBER: tuple[type, ...] = (int, float)
@@ -173,61 +175,23 @@ def test_classroom(reports: list[SubmissionReport]) -> None:
     assert statuses == ["fail", "fail", "error"]
 
 
-Types = type | tuple[type, ...]
-GRADESCOPE_TOP: dict[str, Types] = {
-    "score": NUMBER,
-    "execution_time": NUMBER,
-    "output": str,
-    "output_format": str,
-    "test_output_format": str,
-    "test_name_format": str,
-    "visibility": str,
-    "stdout_visibility": str,
-    "extra_data": dict,
-    "tests": list,
-    "leaderboard": list,
-}
-GRADESCOPE_TEST: dict[str, Types] = {
-    "score": NUMBER,
-    "max_score": NUMBER,
-    "status": str,
-    "name": str,
-    "name_format": str,
-    "number": str,
-    "output": str,
-    "output_format": str,
-    "tags": list,
-    "visibility": str,
-    "extra_data": dict,
-}
-VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
-
-
-def validate_gradescope(results: dict[str, Any]) -> None:
-    """Gradescope's autograder specification: known fields, their types and values."""
-    for key, value in results.items():
-        assert isinstance(value, GRADESCOPE_TOP[key]), key
-    assert "score" in results or all("score" in t for t in results["tests"])
-    for key in ("visibility", "stdout_visibility"):
-        assert results.get(key, "visible") in VISIBILITY
-    for test in results.get("tests", []):
-        for key, value in test.items():
-            assert isinstance(value, GRADESCOPE_TEST[key]), key
-        assert test.get("status", "passed") in ("passed", "failed")
-        assert test.get("visibility", "visible") in VISIBILITY
-        assert 0 <= test["score"] <= test["max_score"]
-
-
 def test_gradescope(reports: list[SubmissionReport]) -> None:
     for report in reports:
-        results = gradescope_results(candidate_view(report, reveal_after_due=True))
+        results = gradescope_results(report)
         validate_gradescope(results)
         assert results["score"] == report.total
         assert_golden(f"gradescope_{report.submission}.json", json.dumps(results, indent=2) + "\n")
-    wrong = gradescope_results(candidate_view(reports[1], reveal_after_due=True))
+    wrong = gradescope_results(reports[1])
     later = [t for t in wrong["tests"] if "LATER-SECRET" in t["name"]]
     assert [t["visibility"] for t in later] == ["after_due_date"]  # Gradescope holds it back
-    assert json.dumps(wrong).count("hidden check") == 3
+    hidden = [t["name"] for t in wrong["tests"] if t["visibility"] == "hidden"]
+    assert hidden == [  # by their names, for instructors: Gradescope never shows them to students
+        f"{p.problem}: {c.name}"
+        for p in reports[1].problems
+        for c in p.checks
+        if c.visibility is Visibility.hidden
+    ]
+    assert "hidden check" not in json.dumps(wrong)
 
 
 def test_outputs_and_rereading(reports: list[SubmissionReport], tmp_path: Path) -> None:

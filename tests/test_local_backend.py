@@ -1,14 +1,27 @@
-"""The local backend hides the host environment and kills runaway process groups."""
+"""The local backend hides the host environment, kills runaway process groups, and has its
+limits and account in place before the candidate's code runs."""
 
 from __future__ import annotations
 
+import json
 import os
+import pwd
+import resource
+import stat
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import torch
 
-from grader.grade import Grader
+from grader.backends import launch
+from grader.backends.local import LocalBackend
+from grader.catalog import Catalog
+from grader.grade import Grader, batch_limits
+from tests.conftest import ROOT
+from tests.test_hostile import leftover_processes
 
 
 def test_environment_is_scrubbed(
@@ -24,3 +37,91 @@ def test_environment_is_scrubbed(
     assert "do-not-leak" not in problem.stdout
     assert "GRADER_TEST_SECRET" not in problem.stdout
     assert os.environ["GRADER_TEST_SECRET"] == "do-not-leak"
+
+
+PROBE = """\
+import os
+import resource
+
+print("ids", os.getuid(), os.getgid(), len(os.getgroups()))
+for name in ("RLIMIT_CPU", "RLIMIT_AS", "RLIMIT_FSIZE", "RLIMIT_NPROC", "RLIMIT_CORE"):
+    print(name, *resource.getrlimit(getattr(resource, name)))
+"""
+SPLIT_HEADS = (ROOT / "reference_solutions" / "split_heads.py").read_text()
+
+
+def printed(stdout: str, key: str) -> list[int]:
+    line = next(line for line in stdout.splitlines() if line.startswith(key + " "))
+    return [int(word) for word in line.split()[1:]]
+
+
+def test_limits_hold_when_candidate_code_starts(
+    tmp_path: Path, make_grader: Callable[..., Grader], catalog: Catalog
+) -> None:
+    (tmp_path / "split_heads.py").write_text(PROBE + SPLIT_HEADS)
+    problem = make_grader(["split_heads"]).grade(tmp_path).problem("split_heads")
+    assert problem.score == problem.max_score
+    limits = batch_limits([catalog.problems["split_heads"]], {})
+    mb = 1 << 20
+    assert printed(problem.stdout, "RLIMIT_CPU") == [limits.cpu_seconds] * 2
+    assert printed(problem.stdout, "RLIMIT_AS") == [limits.memory_mb * mb] * 2
+    assert printed(problem.stdout, "RLIMIT_FSIZE") == [limits.file_size_mb * mb] * 2
+    assert printed(problem.stdout, "RLIMIT_CORE") == [0, 0]
+    nproc = printed(problem.stdout, "RLIMIT_NPROC")
+    assert nproc[0] == nproc[1] != resource.RLIM_INFINITY
+
+
+def test_launch_sets_limits_before_the_command_runs() -> None:
+    settings = {"rlimits": {"RLIMIT_CPU": 7, "RLIMIT_FSIZE": 4096}, "uid": None, "gid": None}
+    probe = [sys.executable, "-I", "-S", "-c", PROBE]
+    command = [sys.executable, "-I", "-S", launch.__file__, "run", json.dumps(settings), *probe]
+    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    assert printed(out, "RLIMIT_CPU") == [7, 7]
+    assert printed(out, "RLIMIT_FSIZE") == [4096, 4096]
+
+
+def reachable_by_others(path: Path) -> bool:
+    return all(p.stat().st_mode & stat.S_IXOTH for p in path.resolve().parents)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="switching accounts needs root")
+@pytest.mark.skipif(
+    not all(reachable_by_others(Path(p)) for p in (sys.executable, torch.__file__)),
+    reason="another account cannot reach this interpreter or torch (the Gradescope test can)",
+)
+def test_candidate_runs_as_the_account_with_its_limits(
+    tmp_path: Path, catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As in Gradescope: root grades, the account runs the code, under a umask of 077."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("root only")
+    secret.chmod(0o600)
+    escape = (
+        "try:\n"
+        f"    open({str(secret)!r}).read()\n"
+        "    print('read the secret')\n"
+        "except PermissionError:\n"
+        "    print('secret refused')\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    import time\n"
+        "    time.sleep(600)\n"
+    )
+    submission = tmp_path / "submission"
+    submission.mkdir()
+    (submission / "split_heads.py").write_text(PROBE + escape + SPLIT_HEADS)
+    nobody = pwd.getpwnam("nobody")
+    old_umask = os.umask(0o077)
+    try:
+        grader = Grader(catalog, catalog.select(["split_heads"]), LocalBackend("nobody"), 0)
+        try:
+            problem = grader.grade(submission).problem("split_heads")
+        finally:
+            grader.close()
+    finally:
+        os.umask(old_umask)
+    assert problem.score == problem.max_score, problem.message
+    assert printed(problem.stdout, "ids") == [nobody.pw_uid, nobody.pw_gid, 0]
+    assert "secret refused" in problem.stdout
+    assert printed(problem.stdout, "RLIMIT_CPU")[0] != resource.RLIM_INFINITY
+    assert not leftover_processes(str(grader.workdir))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -19,6 +19,15 @@ from grader.render.outputs import Options, write_outputs
 from grader.render.redact import candidate_view
 from grader.report import SubmissionReport
 from tests.reports import sample_reports
+
+
+def gradescope_for_students(report: SubmissionReport, reveal: bool) -> str:
+    """What Gradescope shows a student of `results.json`: the summary and the tests their
+    visibility lets through (`after_due_date` ones once the due date passed)."""
+    results = gradescope_results(report)
+    shown = {"visible", "after_due_date"} if reveal else {"visible"}
+    tests = [t for t in results["tests"] if t["visibility"] in shown]
+    return json.dumps({"output": results["output"], "score": results["score"], "tests": tests})
 
 
 def candidate_outputs(report: SubmissionReport, reveal: bool, tmp_path: Path) -> dict[str, str]:
@@ -46,7 +55,7 @@ def candidate_outputs(report: SubmissionReport, reveal: bool, tmp_path: Path) ->
         "classroom output": base64.b64decode(encoded).decode(),
         "step summary": summary.read_text(),
         "feedback file": (tmp_path / "out" / "feedback" / f"{report.submission}.md").read_text(),
-        "gradescope": json.dumps(gradescope_results(candidate_view(report, True))),
+        "gradescope": gradescope_for_students(report, reveal),
         "view": candidate_view(report, reveal).model_dump_json(),
         "encoded": base64.b64decode(encode_result(classroom_result(view))).decode(),
     }
@@ -60,16 +69,25 @@ def test_hidden_checks_never_reach_candidates(index: int, reveal: bool, tmp_path
     for name, text in candidate_outputs(report, reveal, tmp_path).items():
         assert "HIDDEN-SECRET" not in text, name
         assert "interleaved_heads" not in text, name
-        if not reveal and name != "gradescope":
+        if not reveal:
             assert "LATER-SECRET" not in text, name
 
 
 def test_after_due_date_checks_are_revealed(tmp_path: Path) -> None:
     wrong = sample_reports()[1]
     outputs = candidate_outputs(wrong, True, tmp_path)
-    for name in ("check", "markdown", "classroom", "step summary"):
+    for name in ("check", "markdown", "classroom", "step summary", "gradescope"):
         assert "LATER-SECRET" in outputs[name], name
-    assert "LATER-SECRET" in outputs["gradescope"]  # sent with visibility after_due_date
+
+
+@pytest.mark.parametrize("index", [0, 1, 2])
+def test_gradescope_holds_hidden_checks_back_by_visibility(index: int) -> None:
+    """Hidden checks reach Gradescope in full, for instructors, marked for it to hide."""
+    results = gradescope_results(sample_reports()[index])
+    assert "HIDDEN-SECRET" not in results["output"]
+    for test in results["tests"]:
+        if "HIDDEN-SECRET" in json.dumps(test):
+            assert test["visibility"] == "hidden", test["name"]
 
 
 def test_view_keeps_points_and_leaves_the_report_alone() -> None:
@@ -87,7 +105,8 @@ def test_course_due_date(tmp_path: Path) -> None:
     path = tmp_path / "course.toml"
     path.write_text('name = "attention"\ndue = 2026-12-01T23:59:00Z\n')
     course = load_course(path)
-    before, after = datetime(2026, 12, 1, tzinfo=UTC), datetime(2026, 12, 2, tzinfo=UTC)
+    before = datetime(2026, 12, 1, tzinfo=timezone.utc)
+    after = datetime(2026, 12, 2, tzinfo=timezone.utc)
     assert not reveal_after_due(False, course, before)
     assert reveal_after_due(False, course, after)
     assert reveal_after_due(True, None, before)

@@ -5,30 +5,35 @@ count, a wall clock that kills the whole process group) and hides the host's env
 the candidate's code runs as your user and can read whatever you can. Use it for your own
 code, for tests, and where no Docker engine runs; grade untrusted code with `--backend docker`.
 Given a `user` (the grader running as root, e.g. in a Gradescope container), the worker runs
-as that unprivileged account: it cannot read or write what only root can.
+as that unprivileged account: it cannot read or write what only root can, and every process
+the account left is killed after each run (so runs as one account go one at a time).
+
+The worker starts through `launch.py`, which sets the rlimits and then drops to the account
+in the child itself, before the worker's first instruction: no limit is set from outside.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import pwd
-import resource
 import shutil
 import signal
 import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
+from grader.backends import launch
 from grader.backends.base import Limits, WorkerJob, WorkerRun
 from grader.paths import WORKER_FILE
 
 
-def own_process_count() -> int:
-    uid = os.getuid()
+def process_count(uid: int) -> int:
     count = 0
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -39,18 +44,39 @@ def own_process_count() -> int:
     return count
 
 
-def limit_resources(pid: int, limits: Limits, processes: int) -> None:
-    """Rlimits for the worker, inherited by every process it starts. Set right after spawn:
-    the worker imports torch before it runs any candidate code."""
+def rlimits(limits: Limits, processes: int) -> dict[str, int]:
+    """The worker's rlimits, inherited by every process it starts (`launch.py` settings)."""
     mb = 1 << 20
-    for kind, value in (
-        (resource.RLIMIT_CPU, limits.cpu_seconds),
-        (resource.RLIMIT_AS, limits.memory_mb * mb),
-        (resource.RLIMIT_FSIZE, limits.file_size_mb * mb),
-        (resource.RLIMIT_NPROC, processes),
-        (resource.RLIMIT_CORE, 0),
-    ):
-        resource.prlimit(pid, kind, (value, value))
+    return {
+        "RLIMIT_CPU": limits.cpu_seconds,
+        "RLIMIT_AS": limits.memory_mb * mb,
+        "RLIMIT_FSIZE": limits.file_size_mb * mb,
+        "RLIMIT_NPROC": processes,
+        "RLIMIT_CORE": 0,
+    }
+
+
+def launched(
+    command: list[str], limits: dict[str, int], user: pwd.struct_passwd | None
+) -> list[str]:
+    """`command` started through `launch.py`: these rlimits, then `user`'s ids, then exec."""
+    settings = {
+        "rlimits": limits,
+        "uid": None if user is None else user.pw_uid,
+        "gid": None if user is None else user.pw_gid,
+    }
+    return [sys.executable, "-I", "-S", launch.__file__, "run", json.dumps(settings), *command]
+
+
+def sweep(user: pwd.struct_passwd) -> None:
+    """Kill every process of `user`'s, also those that left the worker's process group."""
+    subprocess.run(
+        [sys.executable, "-I", "-S", launch.__file__, "sweep", str(user.pw_uid), str(user.pw_gid)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        check=True,
+        env={},
+    )
 
 
 def read_capped(path: Path, limit: int) -> str:
@@ -81,6 +107,7 @@ class LocalBackend:
 
     def __init__(self, user: str | None = None) -> None:
         self.user = pwd.getpwnam(user) if user is not None else None
+        self._one_at_a_time = threading.Lock()
 
     def describe(self) -> dict[str, str]:
         import torch
@@ -89,9 +116,18 @@ class LocalBackend:
         return {"backend": self.name, "torch_version": torch.__version__, "isolation": isolation}
 
     def run(self, job: WorkerJob) -> WorkerRun:
+        if self.user is None:
+            return self._run(job, self.user)
+        with self._one_at_a_time:
+            try:
+                return self._run(job, self.user)
+            finally:
+                sweep(self.user)
+
+    def _run(self, job: WorkerJob, user: pwd.struct_passwd | None) -> WorkerRun:
         limits = job.limits
         home = tempfile.mkdtemp(prefix="grader-home-")
-        worker_home = Path(home) / "home" if self.user is not None else Path(home)
+        worker_home = Path(home) / "home" if user is not None else Path(home)
         worker_home.mkdir(exist_ok=True)
         env = {
             "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -103,7 +139,7 @@ class LocalBackend:
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTHONHASHSEED": "0",
         }
-        command = [
+        worker = [
             sys.executable,
             "-I",
             str(WORKER_FILE),
@@ -114,23 +150,15 @@ class LocalBackend:
             "--out",
             str(job.out_dir),
         ]
-        processes = own_process_count() + limits.pids
+        processes = process_count(os.getuid() if user is None else user.pw_uid) + limits.pids
         job.out_dir.mkdir(parents=True, exist_ok=True)
-        if self.user is not None:
-            hand_over([job.submission_dir, job.job_dir], [job.out_dir, worker_home], self.user)
-            command = [
-                "setpriv",
-                f"--reuid={self.user.pw_uid}",
-                f"--regid={self.user.pw_gid}",
-                "--clear-groups",
-                "--",
-                *command,
-            ]
+        if user is not None:
+            hand_over([job.submission_dir, job.job_dir], [job.out_dir, worker_home], user)
         stdout_path, stderr_path = Path(home) / "stdout", Path(home) / "stderr"
         start = time.monotonic()
         with stdout_path.open("wb") as out, stderr_path.open("wb") as err:
             proc = subprocess.Popen(
-                command,
+                launched(worker, rlimits(limits, processes), user),
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=err,
@@ -140,7 +168,6 @@ class LocalBackend:
             )
             timed_out = False
             try:
-                limit_resources(proc.pid, limits, processes)
                 proc.wait(timeout=limits.wall_seconds)
             except subprocess.TimeoutExpired:
                 timed_out = True

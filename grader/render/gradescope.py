@@ -1,21 +1,25 @@
 """Gradescope: `results.json` as its autograder specification describes it.
 
 Top level: `score`, `execution_time`, `output`, `stdout_visibility`, `tests[]`; per test:
-`name`, `number`, `score`, `max_score`, `status` (passed/failed), `output`, `visibility`.
-Render it from a candidate's view built with `reveal_after_due=True`: Gradescope itself holds
-`after_due_date` tests back until the due date; hidden checks arrive already redacted.
+`name`, `number`, `score`, `max_score`, `status` (passed/failed), `output`, `visibility`; every
+text plain (the `text` formats: a candidate's file names and messages are never markup).
+Gradescope itself holds tests back by their visibility: `hidden` ones from students for good
+(instructors see them), `after_due_date` ones until the due date. So every check goes out in
+full, with its own visibility; the logs and the grader's error details do not.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from grader.render.redact import platform_view
 from grader.render.tests import flat_tests
 from grader.render.text import fraction, problem_note
 from grader.report import CheckStatus, ProblemStatus, SubmissionReport
 
 
-def gradescope_results(view: SubmissionReport) -> dict[str, Any]:
+def gradescope_results(report: SubmissionReport) -> dict[str, Any]:
+    view = platform_view(report)
     tests = [
         {
             "name": t.name,
@@ -40,6 +44,9 @@ def gradescope_results(view: SubmissionReport) -> dict[str, Any]:
         "score": view.total,
         "execution_time": round(view.run.seconds or 0.0),
         "output": "\n".join(lines),
+        "output_format": "text",
+        "test_output_format": "text",
+        "test_name_format": "text",
         "stdout_visibility": "hidden",
         "tests": tests,
     }

@@ -62,7 +62,7 @@ def write_junit(reports: list[SubmissionReport], opts: Options) -> list[str]:
 def write_gradescope(reports: list[SubmissionReport], opts: Options) -> list[str]:
     written = []
     for report in reports:
-        results = gradescope_results(candidate_view(report, reveal_after_due=True))
+        results = gradescope_results(report)
         written.append(
             write_text(
                 opts.out_dir / "gradescope" / f"{report.submission}.json",

@@ -2,16 +2,20 @@
 
 Withheld checks (always `hidden`; `after_due_date` until revealed) keep their status and
 points, so totals add up, but lose their name, message and diagnosis. The candidate code's
-logs and the grader's own error details are for instructors only.
+logs and the grader's own error details are for instructors only. A platform that holds checks
+back by their visibility itself (Gradescope) gets every check in full: `platform_view`.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from grader.report import CheckReport, ProblemReport, ProblemStatus, SubmissionReport
 from grader.spec import Visibility
 
 GRADER_FAULT = "the grader failed here (not your fault): your instructor's report has the details"
 WITHHELD = "withheld"  # the `check` field of a withheld check in a candidate's view
+Withhold = Callable[[CheckReport], bool]
 
 
 def withheld(check: CheckReport, reveal_after_due: bool) -> bool:
@@ -26,11 +30,11 @@ def withheld_name(visibility: Visibility, number: int) -> str:
     return f"check {number} (shown after the due date)"
 
 
-def redact_problem(problem: ProblemReport, reveal_after_due: bool) -> ProblemReport:
+def redact_problem(problem: ProblemReport, withhold: Withhold) -> ProblemReport:
     checks = []
     count = 0
     for check in problem.checks:
-        if withheld(check, reveal_after_due):
+        if withhold(check):
             count += 1
             check = check.model_copy(
                 update={
@@ -47,12 +51,22 @@ def redact_problem(problem: ProblemReport, reveal_after_due: bool) -> ProblemRep
     )
 
 
-def candidate_view(report: SubmissionReport, reveal_after_due: bool = False) -> SubmissionReport:
-    """A redacted deep copy of `report`: render every candidate-facing output from it."""
+def redacted(report: SubmissionReport, withhold: Withhold) -> SubmissionReport:
     copy = report.model_copy(deep=True)
     message = GRADER_FAULT if copy.message.startswith("grader error") else copy.message
-    problems = [redact_problem(p, reveal_after_due) for p in copy.problems]
+    problems = [redact_problem(p, withhold) for p in copy.problems]
     return copy.model_copy(update={"problems": problems, "message": message})
+
+
+def candidate_view(report: SubmissionReport, reveal_after_due: bool = False) -> SubmissionReport:
+    """A redacted deep copy of `report`: render every candidate-facing output from it."""
+    return redacted(report, lambda check: withheld(check, reveal_after_due))
+
+
+def platform_view(report: SubmissionReport) -> SubmissionReport:
+    """Every check in full, each with its visibility, for a platform that shows candidates only
+    what that visibility allows; the logs and the grader's error details are still removed."""
+    return redacted(report, lambda check: False)
 
 
 def withheld_points(problem: ProblemReport) -> tuple[int, float]:

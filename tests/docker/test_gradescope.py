@@ -1,0 +1,179 @@
+"""Gradescope, emulated end to end: the autograder zip's `setup.sh` and `run_autograder` in a
+container laid out as Gradescope's (`/autograder/source` holding the unpacked zip,
+`/autograder/submission`, `/autograder/results`), from the air-gapped base image with the
+network off, so `setup.sh` installs from a mounted wheelhouse. The image is built once per
+session (`docker commit` after `setup.sh`); each submission runs in a fresh container of it,
+as root, under Docker's default capabilities (no CAP_SYS_RESOURCE), as on Gradescope."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import uuid
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from grader.backends.dockercli import LABEL, docker, docker_binary, remove_containers
+from grader.gradescope import build_autograder, requirements
+from grader.image import DEFAULT_BASE, download_wheelhouse, image_exists
+from tests.conftest import ROOT
+from tests.gradescope_format import validate_gradescope
+
+pytestmark = pytest.mark.docker
+
+WHEELHOUSE = ROOT / ".cache" / "gradescope" / "wheelhouse"
+STUDENT = "grader-student"
+# Run as Gradescope does, then count what the candidate's account left running.
+RUN = f"""\
+/autograder/run_autograder
+status=$?
+left=0
+for p in /proc/[0-9]*; do [ "$(stat -c %U "$p" 2>/dev/null)" = {STUDENT} ] && left=$((left+1)); done
+echo "LEFT BY {STUDENT}: $left" >&2
+exit $status
+"""
+
+
+@dataclass
+class Run:
+    exit_code: int
+    results: dict[str, Any]
+    report: dict[str, Any]  # the instructor's report: run_autograder's stdout
+    stderr: str
+
+
+def unpack(archive: Path, dest: Path) -> None:
+    """As `unzip` does: the files and their modes."""
+    with zipfile.ZipFile(archive) as zipped:
+        for info in zipped.infolist():
+            Path(zipped.extract(info, dest)).chmod(info.external_attr >> 16 & 0o777)
+
+
+def base_python(base: str) -> str:
+    out = docker(["run", "--rm", "--network", "none", base, "python3", "-c",
+                  "import sys; print(f'{sys.version_info[0]}.{sys.version_info[1]}')"])  # fmt: skip
+    return out.strip()
+
+
+@pytest.fixture(scope="session")
+def gradescope_image(
+    docker_engine: None, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """The base image after `setup.sh`, committed; removed at the end of the session."""
+    if not image_exists(DEFAULT_BASE):
+        pytest.fail(f"base image {DEFAULT_BASE} missing: run scripts/ci-docker.sh")
+    download_wheelhouse(
+        WHEELHOUSE, packages=requirements(), python_version=base_python(DEFAULT_BASE)
+    )
+    tmp = tmp_path_factory.mktemp("gradescope")
+    layout = tmp / "autograder"
+    for folder in ("source", "submission", "results"):
+        (layout / folder).mkdir(parents=True)
+    for path in (layout, *layout.iterdir()):
+        path.chmod(0o755)
+    unpack(build_autograder(tmp / "autograder.zip"), layout / "source")
+    shutil.copy2(layout / "source" / "run_autograder", layout / "run_autograder")
+    run_id = uuid.uuid4().hex[:12]
+    name, tag = f"grader-gradescope-setup-{run_id}", f"grader-gradescope-test:{run_id}"
+    wheels = f"type=bind,source={WHEELHOUSE},target=/autograder/source/wheelhouse,readonly"
+    docker(["create", "--name", name, "--label", f"{LABEL}=gradescope-test", "--network", "none",
+            "--mount", wheels, "--workdir", "/autograder/source",
+            DEFAULT_BASE, "sleep", "infinity"])  # fmt: skip
+    try:
+        docker(["cp", str(layout), f"{name}:/"])
+        docker(["start", name])
+        docker(["exec", name, "bash", "./setup.sh"], timeout=900)
+        docker(["stop", "--time", "0", name])
+        docker(["commit", "--change", "CMD []", name, tag], timeout=300)
+    finally:
+        remove_containers([name])
+    yield tag
+    docker(["rmi", "--force", tag], check=False)
+
+
+def run_autograder(image: str, upload: Path, results: Path) -> Run:
+    """A fresh container of the image with `upload` as the submission; what Gradescope keeps."""
+    name = f"grader-gradescope-run-{uuid.uuid4().hex[:12]}"
+    docker(["create", "--name", name, "--label", f"{LABEL}=gradescope-test", "--network", "none",
+            "--workdir", "/autograder", image, "bash", "-c", RUN])  # fmt: skip
+    try:
+        docker(["cp", f"{upload}/.", f"{name}:/autograder/submission"])
+        proc = subprocess.run(
+            [docker_binary(), "start", "--attach", name],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            stdin=subprocess.DEVNULL,
+        )
+        docker(["cp", f"{name}:/autograder/results/results.json", str(results)])
+    finally:
+        remove_containers([name])
+    report = json.loads(proc.stdout) if proc.stdout.strip() else {}
+    return Run(proc.returncode, json.loads(results.read_text()), report, proc.stderr)
+
+
+def hidden_checks(report: dict[str, Any]) -> set[str]:
+    return {
+        f"{p['problem']}: {c['name']}"
+        for p in report["problems"]
+        for c in p["checks"]
+        if c["visibility"] == "hidden"
+    }
+
+
+def assert_well_formed(run: Run) -> None:
+    """Graded without a fault, in Gradescope's format, the account's processes all gone."""
+    assert run.exit_code == 0, run.stderr
+    validate_gradescope(run.results)
+    tests = run.results["tests"]
+    assert run.results["score"] == pytest.approx(sum(t["score"] for t in tests))
+    assert sum(t["max_score"] for t in tests) == 177
+    hidden = {t["name"] for t in tests if t["visibility"] == "hidden"}
+    assert hidden == hidden_checks(run.report)  # by name, for instructors; Gradescope hides them
+    assert run.report["run"]["environment"]["isolation"] == f"user {STUDENT} (rlimits)"
+    assert f"LEFT BY {STUDENT}: 0" in run.stderr
+
+
+@pytest.mark.timeout(1800)
+def test_complete_submission_scores_full_marks(gradescope_image: str, tmp_path: Path) -> None:
+    run = run_autograder(gradescope_image, ROOT / "submissions" / "complete", tmp_path / "r.json")
+    assert_well_formed(run)
+    assert run.results["score"] == 177
+    assert all(t["status"] == "passed" for t in run.results["tests"])
+    assert hidden_checks(run.report)
+
+
+@pytest.mark.timeout(900)
+def test_wrong_submission_in_a_folder_names_its_mistakes(
+    gradescope_image: str, tmp_path: Path
+) -> None:
+    """Uploaded inside a folder, as a candidate zipping their folder would."""
+    mistakes = ROOT / "submissions" / "classic_mistakes"
+    shutil.copytree(mistakes, tmp_path / "upload" / "attention")
+    run = run_autograder(gradescope_image, tmp_path / "upload", tmp_path / "r.json")
+    assert_well_formed(run)
+    assert "graded the problem files in the folder attention/" in run.results["output"]
+    attempted = {p["problem"] for p in run.report["problems"] if p["status"] != "not_attempted"}
+    assert attempted == {f.stem for f in mistakes.glob("*.py")}
+    assert 0 < run.results["score"] < 177
+    named = [t for t in run.results["tests"] if "named mistake" in t["output"]]
+    assert any(t["visibility"] == "visible" and t["status"] == "failed" for t in named)
+
+
+@pytest.mark.timeout(900)
+def test_hostile_submission_gains_nothing(gradescope_image: str, tmp_path: Path) -> None:
+    """It cannot write the results, read the checks or the reference, nor outlive the run."""
+    hostile = ROOT / "tests" / "hostile" / "forges_results"
+    run = run_autograder(gradescope_image, hostile, tmp_path / "r.json")
+    assert_well_formed(run)
+    assert "FORGED" not in json.dumps(run.results)
+    problem = next(p for p in run.report["problems"] if p["problem"] == "causal_self_attention")
+    line = next(x for x in problem["stdout"].splitlines() if x.startswith("ATTEMPTS "))
+    assert set(json.loads(line.removeprefix("ATTEMPTS ")).values()) == {"PermissionError"}
+    assert run.results["score"] == problem["score"] < problem["max_score"]
