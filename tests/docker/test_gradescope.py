@@ -20,8 +20,10 @@ from typing import Any
 import pytest
 
 from grader.backends.dockercli import LABEL, docker, docker_binary, remove_containers
+from grader.catalog import Catalog
 from grader.gradescope import build_autograder, requirements
 from grader.image import DEFAULT_BASE, download_wheelhouse, image_exists
+from tests import whole
 from tests.conftest import ROOT
 from tests.gradescope_format import validate_gradescope
 
@@ -29,6 +31,7 @@ pytestmark = pytest.mark.docker
 
 WHEELHOUSE = ROOT / ".cache" / "gradescope" / "wheelhouse"
 STUDENT = "grader-student"
+FULL_MARKS = whole.full_marks(Catalog())
 # Run as Gradescope does, then count what the candidate's account left running.
 RUN = f"""\
 /autograder/run_autograder
@@ -133,7 +136,7 @@ def assert_well_formed(run: Run) -> None:
     validate_gradescope(run.results)
     tests = run.results["tests"]
     assert run.results["score"] == pytest.approx(sum(t["score"] for t in tests))
-    assert sum(t["max_score"] for t in tests) == 177
+    assert sum(t["max_score"] for t in tests) == FULL_MARKS
     hidden = {t["name"] for t in tests if t["visibility"] == "hidden"}
     assert hidden == hidden_checks(run.report)  # by name, for instructors; Gradescope hides them
     assert run.report["run"]["environment"]["isolation"] == f"user {STUDENT} (rlimits)"
@@ -144,7 +147,7 @@ def assert_well_formed(run: Run) -> None:
 def test_complete_submission_scores_full_marks(gradescope_image: str, tmp_path: Path) -> None:
     run = run_autograder(gradescope_image, ROOT / "submissions" / "complete", tmp_path / "r.json")
     assert_well_formed(run)
-    assert run.results["score"] == 177
+    assert run.results["score"] == FULL_MARKS
     assert all(t["status"] == "passed" for t in run.results["tests"])
     assert hidden_checks(run.report)
 
@@ -161,7 +164,7 @@ def test_wrong_submission_in_a_folder_names_its_mistakes(
     assert "graded the problem files in the folder attention/" in run.results["output"]
     attempted = {p["problem"] for p in run.report["problems"] if p["status"] != "not_attempted"}
     assert attempted == {f.stem for f in mistakes.glob("*.py")}
-    assert 0 < run.results["score"] < 177
+    assert 0 < run.results["score"] < FULL_MARKS
     named = [t for t in run.results["tests"] if "named mistake" in t["output"]]
     assert any(t["visibility"] == "visible" and t["status"] == "failed" for t in named)
 
