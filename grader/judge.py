@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import traceback
 
+from grader import owntext
 from grader.checks import Check, Context, Failure, Verdict
 from grader.prepare import Prepared
 from grader.report import CheckReport, CheckStatus, ProblemReport, ProblemStatus
@@ -12,9 +13,12 @@ from grader.results import ProblemRun
 
 def judge_problem(prepared: Prepared, run: ProblemRun, sources: dict[str, str]) -> ProblemReport:
     spec = prepared.problem.spec
+    public = None
     if run.import_error is not None:
         message = f"importing {spec.entry} raised {run.import_error.summary()}"
-        verdict = Verdict(CheckStatus.error, message)
+        with owntext.public():
+            public = f"importing {spec.entry} raised {run.import_error.summary()}"
+        verdict = Verdict(CheckStatus.error, message, public=public)
         checks = [check_report(c, verdict) for c in prepared.checks]
         status = ProblemStatus.import_error
     else:
@@ -31,6 +35,7 @@ def judge_problem(prepared: Prepared, run: ProblemRun, sources: dict[str, str]) 
         max_score=spec.max_score,
         checks=checks,
         message=message,
+        public_message=public,
         seconds=run.exit.seconds if run.exit else None,
         stdout=run.stdout,
         stderr=run.stderr,
@@ -46,14 +51,23 @@ def judge_checks(
     fault = None
     for check in prepared.checks:
         try:
-            verdict = check.judge(ctx)
-        except Failure as failure:
-            verdict = Verdict(failure.status, failure.message)
+            with owntext.tracking() as used:
+                verdict = run_check(check, ctx)
+            if used:  # composed again, without the candidate's own text, for their view
+                with owntext.public():
+                    verdict.public = run_check(check, ctx).message
         except Exception as exc:  # a bug in a check is the grader's fault
             fault = f"check {check.spec.name!r} failed: {exc!r}\n{traceback.format_exc(limit=4)}"
             verdict = Verdict(CheckStatus.skipped, "not judged: the grader failed on this check")
         reports.append(check_report(check, verdict))
     return reports, fault
+
+
+def run_check(check: Check, ctx: Context) -> Verdict:
+    try:
+        return check.judge(ctx)
+    except Failure as failure:
+        return Verdict(failure.status, failure.message)
 
 
 def check_report(check: Check, verdict: Verdict) -> CheckReport:
@@ -66,6 +80,7 @@ def check_report(check: Check, verdict: Verdict) -> CheckReport:
         max_points=spec.points,
         visibility=spec.visibility,
         message=verdict.message,
+        public_message=verdict.public,
         diagnosis=verdict.diagnosis,
     )
 

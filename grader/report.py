@@ -57,6 +57,11 @@ class CheckReport(Model):
     max_points: float
     visibility: Visibility
     message: str = ""
+    public_message: str | None = Field(
+        None,
+        description="What a candidate-facing view shows instead of message, when message "
+        "carries text the candidate's code chose (an exception's message, a repr).",
+    )
     diagnosis: Diagnosis | None = None
 
 
@@ -68,6 +73,9 @@ class ProblemReport(Model):
     max_score: float
     checks: list[CheckReport] = Field(default_factory=list)
     message: str = ""
+    public_message: str | None = Field(
+        None, description="What a candidate-facing view shows instead of message, as for checks."
+    )
     seconds: float | None = None
     stdout: str = Field("", description="The candidate code's output (instructors only).")
     stderr: str = ""

@@ -12,6 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from safetensors import SafetensorError
 from safetensors.torch import load_file
 
+from grader.owntext import own, own_type
+
 MAX_JSON_BYTES = 2_000_000
 MAX_TENSOR_FILE_BYTES = 64_000_000
 MAX_LOG_CHARS = 4_000
@@ -36,10 +38,13 @@ class ErrorInfo(Strict):
     frames: list[Frame] = Field(max_length=16)
 
     def summary(self) -> str:
+        """`ValueError: message at file:line `code``; without the message and the code in a
+        candidate-facing view (their code chose them)."""
         where = f" at {self.frames[-1].file}:{self.frames[-1].line}" if self.frames else ""
         code = f" `{self.frames[-1].code.strip()}`" if self.frames and self.frames[-1].code else ""
         message = self.message.strip().splitlines()[0][:300] if self.message.strip() else ""
-        return f"{self.type}: {message}{where}{code}"
+        kind = own_type(self.type, "an exception")
+        return kind + own(f": {message}", "") + where + own(code, "")
 
 
 class TensorOut(Strict):

@@ -64,6 +64,7 @@ class Verdict:
     status: CheckStatus
     message: str = ""
     diagnosis: Diagnosis | None = None
+    public: str | None = None  # the message without the candidate's own text, where it differs
 
 
 @dataclass

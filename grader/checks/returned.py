@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from grader.owntext import own, own_type
 from grader.results import CallResult, TensorOut, ValueOut
 
 SHOWN = 3  # values of a returned tuple named in a message
@@ -35,7 +36,8 @@ def value_text(out: TensorOut | ValueOut) -> str:
     if out.type == "NoneType":
         return "None"
     shown = out.repr if len(out.repr) <= REPR_CHARS else out.repr[: REPR_CHARS - 3] + "..."
-    return f"{article(out.type)} {out.type} {shown}"
+    kind = own_type(out.type, "an object")
+    return (f"{article(kind)} {kind}" if kind == out.type else kind) + own(f" {shown}", "")
 
 
 def returned_text(call: CallResult) -> str:

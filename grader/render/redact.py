@@ -1,9 +1,11 @@
 """The candidate's view of a report: what a candidate-facing output may show.
 
 Withheld checks (always `hidden`; `after_due_date` until revealed) keep their status and
-points, so totals add up, but lose their name, message and diagnosis. The candidate code's
-logs and the grader's own error details are for instructors only. A platform that holds checks
-back by their visibility itself (Gradescope) gets every check in full: `platform_view`.
+points, so totals add up, but lose their name, message and diagnosis. Shown checks show their
+public message where the full one carries the candidate code's own text (`grader.owntext`).
+The candidate code's logs and the grader's own error details are for instructors only. A
+platform that holds checks back by their visibility itself (Gradescope) gets every check in
+full: `platform_view`.
 """
 
 from __future__ import annotations
@@ -44,10 +46,20 @@ def redact_problem(problem: ProblemReport, withhold: Withhold) -> ProblemReport:
                     "diagnosis": None,
                 }
             )
-        checks.append(check)
-    message = GRADER_FAULT if problem.status is ProblemStatus.grader_error else problem.message
+        elif check.public_message is not None:
+            check = check.model_copy(update={"message": check.public_message})
+        checks.append(check.model_copy(update={"public_message": None}))
+    message = problem.message if problem.public_message is None else problem.public_message
+    if problem.status is ProblemStatus.grader_error:
+        message = GRADER_FAULT
     return problem.model_copy(
-        update={"checks": checks, "message": message, "stdout": "", "stderr": ""}
+        update={
+            "checks": checks,
+            "message": message,
+            "public_message": None,
+            "stdout": "",
+            "stderr": "",
+        }
     )
 
 
