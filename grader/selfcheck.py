@@ -50,4 +50,5 @@ def check_submission(
         report = grader.grade(path)
     finally:
         grader.close()
-    return candidate_view(report, reveal_after_due), unseen_checks(problems, shown)
+    view = candidate_view(report, reveal_after_due, own_text=True)  # their machine, their text
+    return view, unseen_checks(problems, shown)

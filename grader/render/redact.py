@@ -32,7 +32,7 @@ def withheld_name(visibility: Visibility, number: int) -> str:
     return f"check {number} (shown after the due date)"
 
 
-def redact_problem(problem: ProblemReport, withhold: Withhold) -> ProblemReport:
+def redact_problem(problem: ProblemReport, withhold: Withhold, own_text: bool) -> ProblemReport:
     checks = []
     count = 0
     for check in problem.checks:
@@ -46,10 +46,10 @@ def redact_problem(problem: ProblemReport, withhold: Withhold) -> ProblemReport:
                     "diagnosis": None,
                 }
             )
-        elif check.public_message is not None:
+        elif check.public_message is not None and not own_text:
             check = check.model_copy(update={"message": check.public_message})
         checks.append(check.model_copy(update={"public_message": None}))
-    message = problem.message if problem.public_message is None else problem.public_message
+    message = problem.message if own_text else problem.public_message or problem.message
     if problem.status is ProblemStatus.grader_error:
         message = GRADER_FAULT
     return problem.model_copy(
@@ -63,16 +63,21 @@ def redact_problem(problem: ProblemReport, withhold: Withhold) -> ProblemReport:
     )
 
 
-def redacted(report: SubmissionReport, withhold: Withhold) -> SubmissionReport:
+def redacted(
+    report: SubmissionReport, withhold: Withhold, own_text: bool = False
+) -> SubmissionReport:
     copy = report.model_copy(deep=True)
     message = GRADER_FAULT if copy.message.startswith("grader error") else copy.message
-    problems = [redact_problem(p, withhold) for p in copy.problems]
+    problems = [redact_problem(p, withhold, own_text) for p in copy.problems]
     return copy.model_copy(update={"problems": problems, "message": message})
 
 
-def candidate_view(report: SubmissionReport, reveal_after_due: bool = False) -> SubmissionReport:
-    """A redacted deep copy of `report`: render every candidate-facing output from it."""
-    return redacted(report, lambda check: withheld(check, reveal_after_due))
+def candidate_view(
+    report: SubmissionReport, reveal_after_due: bool = False, own_text: bool = False
+) -> SubmissionReport:
+    """A redacted deep copy of `report`: render every candidate-facing output from it.
+    `own_text` keeps the text the candidate's code chose (their own run of `grader check`)."""
+    return redacted(report, lambda check: withheld(check, reveal_after_due), own_text)
 
 
 def platform_view(report: SubmissionReport) -> SubmissionReport:
