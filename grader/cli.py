@@ -25,11 +25,7 @@ from grader.resume import saved_report
 from grader.sandbox_cli import sandbox
 from grader.spec import SpecError, Visibility
 
-BACKENDS = click.Choice(["auto", "docker", "local"])
-
-
-def warn(message: str) -> None:
-    click.secho(message, fg="yellow", err=True)
+BACKENDS = click.Choice(["docker", "local"])
 
 
 def load_catalog(problems: tuple[str, ...] = ()) -> tuple[Catalog, list[Problem]]:
@@ -180,7 +176,7 @@ def check(
     if not problems:
         selected = attempted(catalog, path)
     try:
-        chosen = make_backend(backend, warn)
+        chosen = make_backend(backend)
     except BackendUnavailable as exc:
         raise click.ClickException(str(exc)) from exc
     run_seed = seed if seed is not None else secrets.randbelow(2**31)
@@ -210,10 +206,10 @@ def check(
 @click.option(
     "--backend",
     type=BACKENDS,
-    default="auto",
+    default="docker",
     show_default=True,
-    help="Where submission code runs: docker (the sandbox), local (a subprocess with rlimits, "
-    "NOT a security boundary) or auto (docker where an engine answers, else local, loudly).",
+    help="Where submission code runs: docker (the sandbox; without an engine, grade refuses) or "
+    "local (a subprocess with rlimits, NOT a security boundary: only for code you trust).",
 )
 @click.option("--image", default=None, help="Sandbox image for the docker backend.")
 @click.option("--problem", "problems", multiple=True, help="Grade only these problems.")
@@ -279,7 +275,7 @@ def grade(
     fresh: dict[str, SubmissionReport] = {}
     if todo:
         try:
-            chosen = make_backend(backend, warn, image)
+            chosen = make_backend(backend, image)
         except BackendUnavailable as exc:
             raise click.ClickException(str(exc)) from exc
         run_seed = seed if seed is not None else secrets.randbelow(2**31)
@@ -352,7 +348,7 @@ def validate(problems: tuple[str, ...], backend: str, seed: int, jobs: int) -> N
     try:
         catalog = Catalog()
         selected = catalog.select(list(problems))
-        chosen = make_backend(backend, warn)
+        chosen = make_backend(backend)
         outcomes = validate_problems(catalog, selected, chosen, seed, jobs)
     except (SpecError, BackendUnavailable, ValueError) as exc:
         raise click.ClickException(str(exc)) from exc

@@ -188,3 +188,16 @@ def test_check_grades_visible_checks_only(catalog: Catalog) -> None:
         assert check.name not in out
     assert f"{len(hidden)} hidden check(s) worth {sum(c.points for c in hidden):g}" in out
     assert json.dumps(out)  # plain text, no terminal codes needed
+
+
+def test_grade_refuses_without_an_engine(tmp_path: Path) -> None:
+    """No silent fall back to unsandboxed code: the message says how to start Docker and how to
+    opt into the local backend knowingly; nothing is graded."""
+    env = {"DOCKER_HOST": f"unix://{tmp_path}/no-engine.sock"}
+    result = CliRunner().invoke(
+        cli, ["grade", str(ROOT / "submissions"), "--out", str(tmp_path / "out")], env=env
+    )
+    assert result.exit_code == 1, result.output
+    assert "docker sandbox cannot run" in result.output
+    assert "DOCKER_HOST" in result.output and "--backend local" in result.output
+    assert not (tmp_path / "out").exists()

@@ -1,30 +1,29 @@
-"""Choosing a backend by name: docker, local, or auto (docker where an engine answers)."""
+"""Choosing a backend by name: docker (the sandbox) or local (knowingly unsandboxed)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from grader.backends.base import Backend
 from grader.backends.local import LocalBackend
+
+HOW_TO_START = (
+    "Start a Docker engine (`systemctl start docker`, or `dockerd &` as root) or point "
+    "DOCKER_HOST at one, and build the sandbox image (`bash scripts/ci-docker.sh`, or `grader "
+    "sandbox build`). To run the submissions' code on this machine without a sandbox, as you, "
+    "pass --backend local: only for code you trust."
+)
 
 
 class BackendUnavailable(Exception):
     """The asked-for backend cannot run here."""
 
 
-def make_backend(name: str, warn: Callable[[str], None], image: str | None = None) -> Backend:
-    """The backend called `name`; `auto` warns loudly when it falls back to local."""
+def make_backend(name: str, image: str | None = None) -> Backend:
+    """The backend called `name`; never a silent fall back from the sandbox to local."""
     if name == "local":
         return LocalBackend()
     from grader.backends import docker
 
     reason = docker.unavailable_reason(image)
-    if reason is None:
-        return docker.DockerBackend(image)
-    if name == "docker":
-        raise BackendUnavailable(f"the docker backend cannot run: {reason}")
-    warn(
-        f"WARNING: falling back to the LOCAL backend ({reason}). The local backend is not a "
-        "security boundary: submission code runs as you. Use --backend docker for untrusted code."
-    )
-    return LocalBackend()
+    if reason is not None:
+        raise BackendUnavailable(f"the docker sandbox cannot run: {reason}. {HOW_TO_START}")
+    return docker.DockerBackend(image)
