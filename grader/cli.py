@@ -21,7 +21,7 @@ from grader.render.junit import SuiteBy
 from grader.render.outputs import FORMATS, Options, read_reports, write_outputs
 from grader.render.text import fraction
 from grader.report import SubmissionReport, json_schema, write_report
-from grader.resume import saved_report
+from grader.resume import SeedMismatch, batch_seed, saved_report
 from grader.sandbox_cli import sandbox
 from grader.spec import SpecError, Visibility
 
@@ -265,6 +265,10 @@ def grade(
         raise click.ClickException(f"no submissions in {path}")
     saved: dict[Path, SubmissionReport] = {}
     if resume:
+        try:
+            seed = batch_seed(submissions, out_dir, seed)
+        except SeedMismatch as exc:
+            raise click.ClickException(str(exc)) from exc
         ids = [p.spec.id for p in selected]
         for submission in submissions:
             report = saved_report(submission, out_dir, ids)

@@ -9,13 +9,36 @@ from grader.report import SubmissionReport, read_report
 from grader.staging import content_hash
 
 
+class SeedMismatch(ValueError):
+    """--resume was asked for with a seed other than the batch's."""
+
+
+def read_saved(submission: Path, out_dir: Path) -> SubmissionReport | None:
+    try:
+        return read_report(out_dir / f"{submission.resolve().name}.json")
+    except (OSError, ValueError):
+        return None
+
+
+def batch_seed(submissions: list[Path], out_dir: Path, asked: int | None) -> int | None:
+    """The seed the saved batch was graded with, so that one class report holds one seed;
+    None when nothing is saved. A different `asked` seed is refused."""
+    seeds = {r.run.seed for s in submissions if (r := read_saved(s, out_dir)) is not None}
+    if not seeds:
+        return asked
+    if len(seeds) > 1 or (asked is not None and asked not in seeds):
+        raise SeedMismatch(
+            f"the reports in {out_dir} were graded with seed(s) {sorted(seeds)}: resume with "
+            "that seed, or grade into another --out folder"
+        )
+    return seeds.pop()
+
+
 def saved_report(submission: Path, out_dir: Path, problems: list[str]) -> SubmissionReport | None:
     """The report saved for `submission` if it is still valid: same grader version, same
     content hash, same problems and no grader error."""
-    path = out_dir / f"{submission.resolve().name}.json"
-    try:
-        report = read_report(path)
-    except (OSError, ValueError):
+    report = read_saved(submission, out_dir)
+    if report is None:
         return None
     if (
         report.run.grader_version == __version__

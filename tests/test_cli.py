@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import stat
 import zipfile
 from pathlib import Path
@@ -115,6 +116,25 @@ def test_resume_reuses_only_valid_reports(tmp_path: Path) -> None:
     (submission / "split_heads.py").write_text("x = 2\n")
     assert saved_report(submission, out, ids) is None  # the content changed
     assert saved_report(tmp_path / "subs", out, ids) is None  # nothing saved
+
+
+def test_resume_grades_the_rest_with_the_batch_seed(tmp_path: Path) -> None:
+    """One class report holds one seed: the saved report's, also for what is graded now."""
+    out = tmp_path / "reports"
+    saved, fresh = tmp_path / "subs" / "full", tmp_path / "subs" / "late"
+    for folder in (saved, fresh):
+        folder.mkdir(parents=True)
+        shutil.copyfile(ROOT / "reference_solutions" / "split_heads.py", folder / "split_heads.py")
+    report = sample_reports()[0].model_copy(update={"content_hash": content_hash(saved)})
+    report.run.grader_version = __version__
+    write_report(report, out)
+    problems = [arg for p in report.problems for arg in ("--problem", p.problem)]
+    args = ["grade", str(tmp_path / "subs"), "--out", str(out), "--resume", "--backend", "local"]
+    code, text = run(*args, "--seed", "8", *problems)
+    assert code == 1 and "seed(s) [7]" in text
+    code, text = run(*args, *problems)
+    assert code == 0, text
+    assert "seed 7" in text and read_report(out / "late.json").run.seed == 7
 
 
 def test_grade_prints_the_table_by_problem_number(tmp_path: Path, catalog: Catalog) -> None:
