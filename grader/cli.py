@@ -15,7 +15,8 @@ from grader.backends.select import BackendUnavailable, make_backend
 from grader.catalog import Catalog, Problem
 from grader.console import print_feedback, print_outcomes, print_scores, progress
 from grader.course import CourseError, load_course, reveal_after_due
-from grader.grade import Grader, find_submissions
+from grader.exports import ExportError, open_export
+from grader.grade import Grader
 from grader.gradescope_cli import gradescope
 from grader.render.junit import SuiteBy
 from grader.render.outputs import FORMATS, Options, read_reports, write_outputs
@@ -194,7 +195,7 @@ def check(
 
 
 @cli.command()
-@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
 @click.option(
     "--out",
     "out_dir",
@@ -258,9 +259,18 @@ def grade(
     course: Path | None,
     junit_by: str,
 ) -> None:
-    """Grade PATH: one submission, or a folder with one submission per sub-folder."""
+    """Grade PATH: one submission, or a folder of them (sub-folders or zip files), a Gradescope
+    export (folder or zip) or a folder of cloned Classroom repositories."""
     catalog, selected = load_catalog(problems)
-    submissions = find_submissions(path, catalog)
+    try:
+        export = click.get_current_context().with_resource(open_export(path, catalog))
+    except ExportError as exc:
+        raise click.ClickException(str(exc)) from exc
+    for reason in export.skipped:
+        click.secho(f"Skipped {reason}", fg="yellow", err=True)
+    submissions = [s.path for s in export.submissions]
+    students = {s.path: s.student for s in export.submissions if s.student is not None}
+    click.echo(f"Reading {export.layout}: {len(submissions)} submission(s)", err=True)
     if not submissions:
         raise click.ClickException(f"no submissions in {path}")
     saved: dict[Path, SubmissionReport] = {}
@@ -298,7 +308,7 @@ def grade(
                     write_report(report, out_dir)
                     advance(f"{report.submission} {fraction(report.total, report.max_total)}")
 
-                for report in grader.grade_many(todo, jobs, done):
+                for report in grader.grade_many(todo, jobs, done, students):
                     fresh[report.submission] = report
         finally:
             grader.close()

@@ -9,7 +9,7 @@ import tempfile
 import time
 import traceback
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from datetime import datetime, timezone
 from pathlib import Path
@@ -20,7 +20,7 @@ from grader.backends.base import Backend, Limits, WorkerJob, WorkerRun
 from grader.catalog import Catalog, Problem
 from grader.judge import judge_problem
 from grader.prepare import Prepared, prepare, write_inputs
-from grader.report import ProblemReport, ProblemStatus, RunInfo, SubmissionReport
+from grader.report import ProblemReport, ProblemStatus, RunInfo, Student, SubmissionReport
 from grader.results import InvalidOutput, ProblemExit, read_problem, read_worker_report
 from grader.staging import READABLE_DIR, READABLE_FILE, stage_submission
 from grader.worker import PROTOCOL_VERSION
@@ -77,7 +77,9 @@ class Grader:
     def close(self) -> None:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
-    def grade(self, submission: Path, name: str | None = None) -> SubmissionReport:
+    def grade(
+        self, submission: Path, name: str | None = None, student: Student | None = None
+    ) -> SubmissionReport:
         """Grade one submission; any failure of ours becomes a grader_error report."""
         started = datetime.now(timezone.utc)
         clock = time.monotonic()
@@ -93,6 +95,7 @@ class Grader:
             shutil.rmtree(scratch, ignore_errors=True)
         return SubmissionReport(
             submission=name,
+            student=student,
             total=sum(p.score for p in problems),
             max_total=sum(p.max_score for p in problems),
             problems=problems,
@@ -176,11 +179,13 @@ class Grader:
         submissions: list[Path],
         jobs: int,
         on_done: Callable[[SubmissionReport], None] | None = None,
+        students: Mapping[Path, Student] | None = None,
     ) -> list[SubmissionReport]:
         """Grade submissions `jobs` at a time; results come back in the input order."""
         results: dict[Path, SubmissionReport] = {}
+        students = students or {}
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            futures = {pool.submit(self.grade, s): s for s in submissions}
+            futures = {pool.submit(self.grade, s, None, students.get(s)): s for s in submissions}
             for future in as_completed(futures):
                 report = future.result()
                 results[futures[future]] = report

@@ -92,9 +92,20 @@ class RunInfo(Model):
     seconds: float | None = None
 
 
+class Student(Model):
+    """Who handed the submission in, as the class export names them."""
+
+    id: str = Field(
+        description="The export's id: the zip's name, Gradescope's sid or email, "
+        "the GitHub username; a group's joined with '; '."
+    )
+    name: str = ""
+
+
 class SubmissionReport(Model):
     schema_version: int = SCHEMA_VERSION
     submission: str
+    student: Student | None = None
     total: float
     max_total: float
     problems: list[ProblemReport]

@@ -15,6 +15,7 @@ from grader.report import (
     ProblemReport,
     ProblemStatus,
     RunInfo,
+    Student,
     SubmissionReport,
 )
 from grader.spec import Visibility
@@ -148,10 +149,15 @@ def not_attempted(problem_id: str, max_score: float) -> ProblemReport:
 
 
 def submission(
-    name: str, problems: list[ProblemReport], minute: int, message: str = ""
+    name: str,
+    problems: list[ProblemReport],
+    minute: int,
+    message: str = "",
+    student: Student | None = None,
 ) -> SubmissionReport:
     return SubmissionReport(
         submission=name,
+        student=student,
         total=sum(p.score for p in problems),
         max_total=sum(p.max_score for p in problems),
         problems=problems,
@@ -196,6 +202,7 @@ def sample_reports() -> list[SubmissionReport]:
             "full",
             [split_heads(False), causal(ProblemStatus.graded), not_attempted("mha_by_loop", 4)],
             0,
+            student=Student(id="1815", name="Ada Lovelace"),
         ),
         submission(
             "mistakes",

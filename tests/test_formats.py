@@ -39,8 +39,11 @@ def test_csv(reports: list[SubmissionReport], tmp_path: Path) -> None:
     write_summary_csv(reports, tmp_path / "summary.csv")
     text = (tmp_path / "summary.csv").read_text()
     assert_golden("summary.csv", text)
-    header, *rows = text.splitlines()
+    header, possible, *rows = text.splitlines()
+    assert header.split(",")[:3] == ["submission", "student_id", "student_name"]
     assert header.split(",")[-4:] == ["total", "max_total", "status", "notes"]
+    assert possible == "points possible,,,8,5,4,17,17,,"
+    assert rows[0].startswith("full,1815,Ada Lovelace,")
     assert [r.split(",")[0] for r in rows] == ["full", "mistakes", "partial"]
     assert rows[2].split(",")[-2] == "grader_error"
 

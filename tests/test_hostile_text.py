@@ -12,7 +12,7 @@ from rich.console import Console
 
 from grader.console import print_scores
 from grader.render.outputs import Options, write_outputs
-from grader.report import CheckStatus, ProblemStatus, SubmissionReport
+from grader.report import CheckStatus, ProblemStatus, Student, SubmissionReport
 from tests.reports import check, problem, submission
 
 NAME = '=HYPERLINK("x")[bold red]177/177[/]\x1b[2J\x1b[1A\r\x07\ufffe'  # no NUL: a folder name
@@ -24,7 +24,7 @@ ESCAPES = ("\x1b", "\x00", "\x07", "\r", "\x0c")
 def hostile() -> list[SubmissionReport]:
     checks = [check("matches the reference", CheckStatus.failed, 3, message=MESSAGE)]
     solved = problem("split_heads", ProblemStatus.crashed, checks, 3, MESSAGE, stdout=MESSAGE)
-    return [submission(NAME, [solved], 0, MESSAGE)]
+    return [submission(NAME, [solved], 0, MESSAGE, Student(id=NAME, name=MESSAGE))]
 
 
 @pytest.mark.parametrize("reveal", [False, True])
@@ -46,7 +46,8 @@ def test_every_format_is_well_formed(
         assert "<script>" not in text and "\n# Heading" not in text and "**bold**" not in text
     with (tmp_path / "summary.csv").open(newline="") as handle:
         rows = list(csv.reader(handle))
-    assert rows[1][0].startswith("'=")
+    assert rows[1][0] == "points possible"
+    assert rows[2][0].startswith("'=") and rows[2][1].startswith("'=")
 
 
 def test_terminal_table_shows_the_name_as_text(hostile: list[SubmissionReport]) -> None:

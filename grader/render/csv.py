@@ -1,4 +1,5 @@
-"""The gradebook CSV: one row per submission, one score column per problem, total, status."""
+"""The gradebook CSV: a points-possible row, then one row per submission with the student, one
+score column per problem, total, status."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ from pathlib import Path
 from grader.render.safe import csv_cell
 from grader.render.stats import problem_ids
 from grader.report import ProblemStatus, SubmissionReport
+
+POINTS_POSSIBLE = "points possible"
+TAIL = ("total", "max_total", "status", "notes")
 
 
 def submission_status(report: SubmissionReport) -> str:
@@ -19,12 +23,20 @@ def submission_status(report: SubmissionReport) -> str:
     return "ok"
 
 
+def points_possible(reports: list[SubmissionReport], problems: list[str]) -> list[str]:
+    """Each problem's maximum and the total maximum, in the score columns."""
+    maxima = {p.problem: p.max_score for r in reports for p in r.problems}
+    total = f"{sum(maxima[p] for p in problems):g}"
+    return [POINTS_POSSIBLE, "", "", *(f"{maxima[p]:g}" for p in problems), total, total, "", ""]
+
+
 def write_summary_csv(reports: list[SubmissionReport], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     problems = problem_ids(reports)
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["submission", *problems, "total", "max_total", "status", "notes"])
+        writer.writerow(["submission", "student_id", "student_name", *problems, *TAIL])
+        writer.writerow(points_possible(reports, problems))
         for report in reports:
             scores = {p.problem: p for p in report.problems}
             notes = [
@@ -32,9 +44,12 @@ def write_summary_csv(reports: list[SubmissionReport], path: Path) -> None:
                 for p in report.problems
                 if p.status not in (ProblemStatus.graded, ProblemStatus.not_attempted)
             ]
+            who = report.student
             writer.writerow(
                 [
                     csv_cell(report.submission),
+                    csv_cell(who.id if who else ""),
+                    csv_cell(who.name if who else ""),
                     *(f"{scores[p].score:g}" if p in scores else "" for p in problems),
                     f"{report.total:g}",
                     f"{report.max_total:g}",

@@ -1,0 +1,167 @@
+"""Class exports as grading input: zip files, Gradescope's export, cloned Classroom repositories."""
+
+from __future__ import annotations
+
+import csv
+import shutil
+import stat
+import zipfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from grader.catalog import Catalog
+from grader.cli import cli
+from grader.exports import open_export, read_export
+from grader.unzip import Caps, UnsafeZip, extract
+
+ROOT = Path(__file__).resolve().parent.parent
+COMPLETE, MISTAKES = ROOT / "submissions" / "complete", ROOT / "submissions" / "classic_mistakes"
+METADATA = """\
+submission_111:
+  :submitters:
+  - :name: Ada Lovelace
+    :sid: '1815'
+    :email: ada@example.org
+  :created_at: 2026-03-01 12:00:00.000000000 -08:00
+  :score: 0.0
+submission_222:
+  :submitters:
+  - :name: Alan Turing
+    :email: alan@example.org
+  - :name: Grace Hopper
+    :sid: '1906'
+  :created_at: 2026-03-01 13:00:00.000000000 -08:00
+"""
+
+
+def zip_folder(source: Path, archive: Path, prefix: str = "") -> Path:
+    with zipfile.ZipFile(archive, "w") as zf:
+        for path in sorted(source.rglob("*")):
+            zf.write(path, prefix + path.relative_to(source).as_posix())
+    return archive
+
+
+def symlink_member(zf: zipfile.ZipFile, name: str, target: str) -> None:
+    info = zipfile.ZipInfo(name)
+    info.external_attr = (stat.S_IFLNK | 0o777) << 16
+    zf.writestr(info, target)
+
+
+@pytest.fixture
+def zips(tmp_path: Path) -> Path:
+    """ada: a flat zip; bob: one folder zipped; evil: hostile; broken: not a zip at all."""
+    folder = tmp_path / "zips"
+    folder.mkdir()
+    zip_folder(COMPLETE, folder / "ada.zip")
+    zip_folder(MISTAKES, folder / "bob.zip", prefix="bob_work/")
+    with zipfile.ZipFile(folder / "evil.zip", "w") as zf:
+        zf.writestr("split_heads.py", "x = 1\n")
+        zf.writestr("../evil.py", "x = 1\n")
+        symlink_member(zf, "causal_self_attention.py", "/etc/passwd")
+    (folder / "broken.zip").write_bytes(b"PK\x03\x04 not really a zip")
+    return folder
+
+
+def names(folder: Path) -> set[str]:
+    return {p.name for p in folder.iterdir()}
+
+
+def test_folder_of_zips(zips: Path, tmp_path: Path, catalog: Catalog) -> None:
+    export = read_export(zips, tmp_path / "scratch", catalog)
+    assert export.layout == "a folder of submissions"
+    ada, bob = export.submissions
+    assert (ada.path.name, bob.path.name) == ("ada", "bob")
+    assert ada.student is not None and ada.student.id == "ada"
+    assert bob.student is not None and bob.student.id == "bob"
+    assert names(ada.path) == names(COMPLETE)
+    assert names(bob.path) == names(MISTAKES)  # the zipped folder is the submission
+    skipped = "\n".join(export.skipped)
+    assert "broken.zip: not a readable zip file" in skipped
+    assert "evil.zip: member '../evil.py' points outside the archive" in skipped
+    assert not list(tmp_path.rglob("evil.py"))
+
+
+def test_hostile_members_are_refused(tmp_path: Path) -> None:
+    caps = Caps(members=10, file_bytes=100, total_bytes=150)
+    cases: dict[str, list[tuple[str, str | None]]] = {
+        "symbolic link": [("link.py", None)],
+        "outside": [("/abs.py", "x")],
+        "over 100": [("big.py", "x" * 101)],
+        "uncompressed, over": [("a.py", "x" * 80), ("b.py", "x" * 80)],
+        "members, over": [(f"{i}.txt", "") for i in range(11)],
+    }
+    for number, (reason, members) in enumerate(cases.items()):
+        archive = tmp_path / f"{number}.zip"
+        with zipfile.ZipFile(archive, "w") as zf:
+            for name, text in members:
+                if text is None:
+                    symlink_member(zf, name, "/etc/passwd")
+                else:
+                    zf.writestr(name, text)
+        with pytest.raises(UnsafeZip, match=reason):
+            extract(archive, tmp_path / "out", lambda p: p.suffix == ".py", caps)
+        assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
+
+
+def gradescope_export(folder: Path) -> Path:
+    folder.mkdir()
+    (folder / "submission_metadata.yml").write_text(METADATA)
+    shutil.copytree(COMPLETE, folder / "submission_111")
+    shutil.copytree(MISTAKES, folder / "submission_222")
+    return folder
+
+
+def test_gradescope_export_folder_and_zip(tmp_path: Path, catalog: Catalog) -> None:
+    folder = gradescope_export(tmp_path / "assignment_1_export")
+    archive = zip_folder(folder, tmp_path / "export.zip", prefix="assignment_1_export/")
+    for path in (folder, archive):
+        with open_export(path, catalog) as export:
+            assert export.layout == "a Gradescope export"
+            assert [s.path.name for s in export.submissions] == ["submission_111", "submission_222"]
+            students = [s.student for s in export.submissions]
+            assert [(s.id, s.name) for s in students if s] == [
+                ("1815", "Ada Lovelace"),
+                ("alan@example.org; 1906", "Alan Turing; Grace Hopper"),
+            ]
+            assert names(export.submissions[1].path) == names(MISTAKES)
+            unpacked = export.submissions[0].path
+    assert not unpacked.exists()  # the zip's scratch folder went on exit
+    assert folder.exists()
+
+
+def test_classroom_clones(tmp_path: Path, catalog: Catalog) -> None:
+    for name, source in (("attention-ada", COMPLETE), ("attention-alan-t", MISTAKES)):
+        shutil.copytree(source, tmp_path / name)
+        (tmp_path / name / ".git").mkdir()
+    export = read_export(tmp_path, tmp_path / "unused", catalog)
+    assert export.layout == "cloned Classroom repositories"
+    assert [s.path for s in export.submissions] == [
+        tmp_path / "attention-ada",
+        tmp_path / "attention-alan-t",
+    ]
+    assert [s.student.id for s in export.submissions if s.student] == ["ada", "alan-t"]
+
+
+def test_plain_folders_keep_todays_behaviour(tmp_path: Path, catalog: Catalog) -> None:
+    export = read_export(COMPLETE, tmp_path, catalog)
+    assert [(s.path, s.student) for s in export.submissions] == [(COMPLETE, None)]
+    export = read_export(ROOT / "submissions", tmp_path, catalog)
+    assert [s.path.name for s in export.submissions] == sorted(names(ROOT / "submissions"))
+
+
+def test_grade_a_folder_of_zips(zips: Path, tmp_path: Path, catalog: Catalog) -> None:
+    out = tmp_path / "reports"
+    args = ["grade", str(zips), "--backend", "local", "--problem", "split_heads", "--out", str(out)]
+    result = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "Reading a folder of submissions: 2 submission(s)" in result.output
+    assert "Skipped broken.zip" in result.output and "Skipped evil.zip" in result.output
+    with (out / "summary.csv").open(newline="") as handle:
+        header, possible, *rows = list(csv.reader(handle))
+    assert header[:4] == ["submission", "student_id", "student_name", "split_heads"]
+    full = f"{catalog.problems['split_heads'].spec.max_score:g}"
+    assert possible[:6] == ["points possible", "", "", full, full, full]
+    assert [row[:2] for row in rows] == [["ada", "ada"], ["bob", "bob"]]
+    assert rows[0][3] == full and float(rows[1][3]) < float(full)
