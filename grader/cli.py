@@ -44,6 +44,19 @@ def revealed(reveal: bool, course: Path | None) -> bool:
         raise click.ClickException(str(exc)) from exc
 
 
+def split_formats(
+    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> tuple[str, ...]:
+    """`--format csv,html --format junit` -> (csv, html, junit), each one we know."""
+    chosen = tuple(v.strip() for value in values for v in value.split(",") if v.strip())
+    unknown = [v for v in chosen if v not in FORMATS]
+    if unknown:
+        raise click.BadParameter(
+            f"{', '.join(unknown)} (choose from {', '.join(FORMATS)})", ctx, param
+        )
+    return chosen
+
+
 def format_options(f: click.decorators.FC) -> click.decorators.FC:
     """--format, --reveal, --course and --junit-by: how outputs are rendered."""
     for option in reversed(
@@ -52,8 +65,9 @@ def format_options(f: click.decorators.FC) -> click.decorators.FC:
                 "--format",
                 "formats",
                 multiple=True,
-                type=click.Choice(list(FORMATS)),
-                help="Extra outputs (repeatable); the JSON reports are always written.",
+                callback=split_formats,
+                help=f"Extra outputs, repeated or comma-separated ({', '.join(FORMATS)}); the "
+                "JSON reports are always written.",
             ),
             click.option(
                 "--reveal",
@@ -171,11 +185,14 @@ def check(
     Hidden checks are not run here: their number and worth are shown, they count when graded.
     Exit status: 0 when every check run here passed, 1 otherwise, 2 on a grader error.
     """
-    from grader.selfcheck import attempted, check_submission
+    from grader.selfcheck import NothingToCheck, attempted, check_submission
 
     catalog, selected = load_catalog(problems)
     if not problems:
-        selected = attempted(catalog, path)
+        try:
+            selected = attempted(catalog, path)
+        except NothingToCheck as exc:
+            raise click.ClickException(str(exc)) from exc
     try:
         chosen = make_backend(backend)
     except BackendUnavailable as exc:
@@ -415,6 +432,10 @@ def classroom_init(
     """Write .github/workflows/classroom.yml into REPO (the assignment's template)."""
     from grader.classroom import workflow, write_workflow
 
+    if not repo.is_dir():
+        raise click.ClickException(
+            f"{repo} is not a folder: give the assignment's template repository (a clone)"
+        )
     try:
         path = write_workflow(repo, workflow(grader_url, ref, python_version), force)
     except FileExistsError as exc:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
@@ -33,11 +34,26 @@ class Course(BaseModel):
         return self.due is not None and (now or datetime.now(timezone.utc)) >= self.due
 
 
+ALLOWED = "name (text), due (a date and time with a time zone, e.g. 2026-12-01T23:59:00Z)"
+
+
 def load_course(path: Path) -> Course:
+    """The course file, or a CourseError naming the file, the field and what is allowed."""
     try:
         return Course.model_validate(tomllib.loads(path.read_text(encoding="utf-8")))
-    except (OSError, tomllib.TOMLDecodeError, ValidationError) as exc:
+    except (OSError, tomllib.TOMLDecodeError) as exc:
         raise CourseError(f"{path}: {exc}") from exc
+    except ValidationError as exc:
+        problems = "; ".join(field_error(e) for e in exc.errors())
+        raise CourseError(f"{path}: {problems}. Allowed fields: {ALLOWED}") from exc
+
+
+def field_error(error: Any) -> str:
+    """One pydantic error in words: `due: give the due date a time zone`."""
+    where = ".".join(str(part) for part in error["loc"]) or "the file"
+    if error["type"] == "extra_forbidden":
+        return f"{where}: not a course field"
+    return f"{where}: {str(error['msg']).removeprefix('Value error, ')}"
 
 
 def reveal_after_due(reveal: bool, course: Course | None, now: datetime | None = None) -> bool:

@@ -29,10 +29,21 @@ def unseen_checks(problems: list[Problem], shown: set[Visibility]) -> dict[str, 
     return unseen
 
 
+class NothingToCheck(Exception):
+    """The folder holds no problem file."""
+
+
 def attempted(catalog: Catalog, path: Path) -> list[Problem]:
-    """The problems whose entry file is in `path` (all of them when there is none)."""
+    """The problems whose entry file is in `path`; NothingToCheck, saying what was expected,
+    when there is none."""
     found = [p for p in catalog.problems.values() if (path / p.spec.entry).is_file()]
-    return found or list(catalog.problems.values())
+    if not found:
+        expected = ", ".join(p.spec.entry for p in catalog.problems.values())
+        raise NothingToCheck(
+            f"no problem file in {path}: expected one or more of {expected} "
+            "(`grader init PROBLEM` writes a starter)"
+        )
+    return found
 
 
 def check_submission(

@@ -254,3 +254,28 @@ def test_grade_refuses_without_an_engine(tmp_path: Path) -> None:
     assert "docker sandbox cannot run" in result.output
     assert "DOCKER_HOST" in result.output and "--backend local" in result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_errors_speak_the_users_language(tmp_path: Path) -> None:
+    """A bad course file names the file, the field and what is allowed (no library URL); an
+    empty folder says what was expected; lists take commas; no folder is made by mistake."""
+    course = tmp_path / "course.toml"
+    course.write_text('due = 2026-12-01T23:59:00\nteacher = "x"\n')
+    write_report(sample_reports()[0], tmp_path / "reports")
+    code, text = run("report", str(tmp_path / "reports"), "--course", str(course))
+    assert code == 1 and f"{course}: due: give the due date a time zone" in text
+    assert "teacher: not a course field" in text and "http" not in text
+    code, text = run("check", str(tmp_path))
+    assert code == 1 and "no problem file in" in text and "split_heads.py" in text
+    code, text = run("report", str(tmp_path / "reports"), "--format", "csv,bogus")
+    assert code == 2 and "bogus (choose from csv" in text
+    code, text = run("classroom", "init", str(tmp_path / "no" / "repo"), "--grader-url", "u")
+    assert code == 1 and "is not a folder" in text and not (tmp_path / "no").exists()
+
+
+def test_formats_take_commas(tmp_path: Path) -> None:
+    for report in sample_reports():
+        write_report(report, tmp_path)
+    code, text = run("report", str(tmp_path), "--format", "markdown,junit", "--format", "html")
+    assert code == 0, text
+    assert all((tmp_path / name).is_file() for name in ("summary.md", "junit.xml", "report.html"))
