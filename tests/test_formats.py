@@ -116,8 +116,9 @@ def validate_junit(text: str) -> ET.Element:
         for case in cases:
             assert set(case.attrib) >= JUNIT_CASE
             float(case.get("time", ""))
-            assert len(case) <= 1
-            for outcome in case:
+            outcomes = [c for c in case if c.tag != "properties"]  # points, as pytest writes them
+            assert len(outcomes) <= 1 and [c.tag for c in case][1:] == [o.tag for o in outcomes]
+            for outcome in outcomes:
                 assert outcome.tag in counted
                 if outcome.tag in ("failure", "error"):
                     assert outcome.get("type")
@@ -127,6 +128,27 @@ def validate_junit(text: str) -> ET.Element:
         assert int(suite.get("errors", "")) == counted["error"]
         assert int(suite.get("skipped", "")) == counted["skipped"]
     return root
+
+
+def case_property(case: ET.Element, name: str) -> float:
+    found = case.find(f"properties/property[@name='{name}']")
+    assert found is not None, name
+    return float(found.get("value", "nan"))
+
+
+def test_junit_agrees_with_the_score(reports: list[SubmissionReport]) -> None:
+    """Points per test case add up to the total; what lost points is a failure, a problem not
+    attempted and a check that passed but was zeroed by policy included."""
+    zeroed = reports[1].model_copy(deep=True)
+    zeroed.problems[1].score = 0.0  # a forbidden API zeroes checks that passed
+    zeroed.total = sum(p.score for p in zeroed.problems)
+    for report in [*reports, zeroed]:
+        root = validate_junit(render_junit([report], hostname="localhost"))
+        cases = root.findall("testsuite/testcase")
+        points = [case_property(c, "points") for c in cases]
+        assert sum(points) == pytest.approx(report.total)
+        lost = [c for c, p in zip(cases, points, strict=True) if p < case_property(c, "max_points")]
+        assert all(c.find("failure") is not None or c.find("error") is not None for c in lost)
 
 
 @pytest.mark.parametrize("by", ["submission", "problem"])

@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from typing import Literal
 
 from grader.render.safe import xml
-from grader.render.text import check_details, problem_note
+from grader.render.tests import counts_checks
+from grader.render.text import check_details, num, problem_note
 from grader.report import CheckReport, CheckStatus, ProblemReport, ProblemStatus, SubmissionReport
 
 SuiteBy = Literal["submission", "problem"]
@@ -99,7 +100,9 @@ def case_time(problem: ProblemReport, check: CheckReport | None) -> float:
 def add_case(
     suite: ET.Element, report: SubmissionReport, problem: ProblemReport, check: CheckReport | None
 ) -> str | None:
-    """Append one testcase; return which counter it adds to (None when it passed)."""
+    """Append one testcase with its points as properties; return which counter it adds to
+    (None when it passed). A problem not attempted and a check whose points a policy zeroed
+    are failures, so that a dashboard agrees with the score."""
     name = check.name if check else problem.problem
     case = ET.SubElement(
         suite,
@@ -108,23 +111,29 @@ def add_case(
         classname=f"{report.submission}.{problem.problem}",
         time=f"{case_time(problem, check):.3f}",
     )
+    counted = counts_checks(problem)
+    points = (check.points if counted else 0.0) if check else problem.score
+    worth = check.max_points if check else problem.max_score
+    properties = ET.SubElement(case, "properties")
+    for key, value in (("points", points), ("max_points", worth)):
+        ET.SubElement(properties, "property", name=key, value=num(value))
     if check is None:
-        if problem.status is ProblemStatus.not_attempted:
-            ET.SubElement(case, "skipped", message=problem_note(problem))
-            return "skipped"
         kind = "error" if problem.status is ProblemStatus.grader_error else "failure"
         element = ET.SubElement(
             case, kind, message=problem_note(problem), type=problem.status.value
         )
         element.text = problem.message
         return "errors" if kind == "error" else "failures"
-    if check.status is CheckStatus.passed:
+    if check.status is CheckStatus.passed and counted:
         return None
     if check.status is CheckStatus.skipped:
         ET.SubElement(case, "skipped", message=check.message)
         return "skipped"
-    kind = "failure" if check.status is CheckStatus.failed else "error"
+    kind = "error" if check.status is CheckStatus.error else "failure"
     details = "\n".join(check_details(check))
-    element = ET.SubElement(case, kind, message=check.message or details, type=check.check)
+    message = check.message or details
+    if check.status is CheckStatus.passed:  # passed, but the problem's policy zeroed it
+        message = problem_note(problem)
+    element = ET.SubElement(case, kind, message=message, type=check.check)
     element.text = details
     return "failures" if kind == "failure" else "errors"
