@@ -21,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from grader.render.safe import terminal as escape
-from grader.render.text import check_details, fraction, num, problem_note
+from grader.render.text import details_once, fraction, num, problem_note
 from grader.report import CheckStatus, ProblemReport, ProblemStatus, SubmissionReport
 from grader.validate import Outcome
 
@@ -192,14 +192,15 @@ def print_feedback(
         note = problem_note(problem)
         if note:
             console.print(f"  [red]{escape(note)}[/red]")
-        for check in problem.checks:
+        for check, details in zip(
+            problem.checks, details_once(problem, problem.checks), strict=True
+        ):
             console.print(
                 f"  {CHECK_MARK[check.status]} {escape(check.name)}  "
                 f"[dim]{fraction(check.points, check.max_points)}[/dim]"
             )
-            if check.status is not CheckStatus.passed:
-                for line in check_details(check):
-                    console.print(f"      {escape(line)}", highlight=False, soft_wrap=True)
+            for line in details:
+                console.print(f"      {escape(line)}", highlight=False, soft_wrap=True)
         count, worth = unseen.get(problem.problem, (0, 0.0))
         if count:
             console.print(

@@ -93,7 +93,7 @@ def problem_status(
     if spec.forbidden_zeroes_problem and any(
         c.check == "forbidden_api" and c.status is CheckStatus.failed for c in checks
     ):
-        return ProblemStatus.forbidden_api, "a forbidden API is used: the problem scores 0"
+        return ProblemStatus.forbidden_api, "the problem scores 0 (see its forbidden API check)"
     if exit is not None and exit.timed_out:
         return ProblemStatus.timeout, (
             f"stopped after {spec.limits.problem_seconds:g} s; checks that finished count"

@@ -108,7 +108,7 @@ def split_heads(wrong: bool) -> ProblemReport:
 
 def causal(status: ProblemStatus) -> ProblemReport:
     message = (
-        "a forbidden API is used: the problem scores 0"
+        "the problem scores 0 (see its forbidden API check)"
         if status is ProblemStatus.forbidden_api
         else ""
     )
@@ -174,6 +174,9 @@ def submission(
     )
 
 
+IMPORT_ERROR = "importing mha_by_loop.py raised SyntaxError: line 3"
+
+
 def sample_reports() -> list[SubmissionReport]:
     errored = ProblemReport(
         problem="mha_by_loop",
@@ -190,10 +193,10 @@ def sample_reports() -> list[SubmissionReport]:
         status=ProblemStatus.import_error,
         score=0,
         max_score=4,
-        message="importing mha_by_loop.py raised SyntaxError: line 3",
+        message=IMPORT_ERROR,
         checks=[
-            check("returns (B, T, C)", ERR, 2, message="importing raised SyntaxError"),
-            check("HIDDEN-SECRET loops", ERR, 2, H, message="importing raised SyntaxError"),
+            check("returns (B, T, C)", ERR, 2, message=IMPORT_ERROR),
+            check("HIDDEN-SECRET loops", ERR, 2, H, message=IMPORT_ERROR),
         ],
         stdout="",
     )

@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
+from grader.console import print_feedback
 from grader.render.classroom import classroom_result, encode_result
 from grader.render.csv import write_summary_csv
 from grader.render.gradescope import gradescope_results
@@ -269,3 +271,15 @@ def test_classroom_log_and_record_agree(reports: list[SubmissionReport]) -> None
         assert possible == report.max_total
         assert recorded == pytest.approx(report.total)
         assert logged_score(result) == pytest.approx(report.total), report.submission
+
+
+def test_feedback_reads_once(reports: list[SubmissionReport]) -> None:
+    """One cause, one message: an import error once for its problem, not once per check; a
+    problem zeroed by policy never claims hidden points scored."""
+    mistakes = candidate_view(reports[1])
+    text = candidate_feedback(mistakes)
+    assert text.count("SyntaxError") == 1, text
+    assert "hidden check(s) worth 1 point(s): 0 scored" in text  # the zeroed problem's
+    console = Console(width=100, record=True)
+    print_feedback(mistakes, {}, console)
+    assert console.export_text().count("SyntaxError") == 1

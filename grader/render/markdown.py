@@ -5,7 +5,8 @@ from __future__ import annotations
 from grader.render.redact import WITHHELD, withheld_points
 from grader.render.safe import markdown
 from grader.render.stats import BUCKETS, class_stats, problem_ids
-from grader.render.text import check_details, fraction, num, problem_note
+from grader.render.tests import counts_checks
+from grader.render.text import details_once, fraction, num, problem_note
 from grader.report import CheckStatus, ProblemReport, ProblemStatus, SubmissionReport
 
 MARK = {
@@ -109,23 +110,20 @@ def candidate_feedback(view: SubmissionReport) -> str:
             lines += [f"**{markdown(note)}**", ""]
         shown = [c for c in problem.checks if c.check != WITHHELD]
         if shown:
+            details = details_once(problem, shown)
             lines += table(
                 ["", "check", "points", "details"],
                 [
-                    [
-                        MARK[c.status],
-                        c.name,
-                        fraction(c.points, c.max_points),
-                        "\n".join(check_details(c)),
-                    ]
-                    for c in shown
+                    [MARK[c.status], c.name, fraction(c.points, c.max_points), "\n".join(d)]
+                    for c, d in zip(shown, details, strict=True)
                 ],
                 "--r-",
             )
             lines.append("")
         count, worth = withheld_points(problem)
         if count:
-            scored = sum(c.points for c in problem.checks if c.check == WITHHELD)
+            hidden = [c for c in problem.checks if c.check == WITHHELD]
+            scored = sum(c.points for c in hidden) if counts_checks(problem) else 0.0
             lines += [
                 f"{count} hidden check(s) worth {num(worth)} point(s): {num(scored)} scored.",
                 "",

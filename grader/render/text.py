@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from grader.report import CheckReport, ProblemReport, ProblemStatus
+from grader.report import CheckReport, CheckStatus, ProblemReport, ProblemStatus
 
 STATUS_TEXT = {
     ProblemStatus.graded: "graded",
@@ -47,3 +47,19 @@ def problem_note(problem: ProblemReport) -> str:
         return problem.message
     text = STATUS_TEXT[problem.status]
     return f"{text}: {problem.message}" if problem.message else text
+
+
+def details_once(problem: ProblemReport, checks: list[CheckReport]) -> list[list[str]]:
+    """Each check's details, less what the problem's note or an earlier check already said:
+    one cause, one message (an import error is told once, not once per check)."""
+    said = [problem_note(problem)]
+    shown = []
+    for check in checks:
+        lines = [
+            line
+            for line in check_details(check)
+            if check.status is not CheckStatus.passed and not any(line in s for s in said)
+        ]
+        said += lines
+        shown.append(lines)
+    return shown
