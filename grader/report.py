@@ -44,7 +44,9 @@ class Diagnosis(Model):
 
     mistake: str | None = Field(None, description="Id of the known mistake the output matches.")
     description: str | None = None
-    config: str | None = Field(None, description="The probe config where it was seen.")
+    config: str | None = Field(
+        None, description="The probe config where it was seen, by its values."
+    )
     max_error: float | None = None
     where: str | None = Field(None, description="Where the largest error is (batch, head, token).")
 

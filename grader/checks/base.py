@@ -24,7 +24,7 @@ from grader.diagnose import locate
 from grader.plan import Plan
 from grader.report import CheckStatus, Diagnosis
 from grader.results import CallResult, ProbeData, ProbeResult, ProblemRun, TensorOut, ValueOut
-from grader.spec import CheckSpec, Config, ProblemSpec
+from grader.spec import Arg, CheckSpec, Config, ModuleArg, ProblemSpec, TensorArg
 
 
 class NoParams(BaseModel):
@@ -49,13 +49,37 @@ class Failure(Exception):
         self.message = message
 
 
+def describe(config: Config) -> str:
+    """A probe config by what it is: `n_embd=48, n_head=4, input (2, 8, 48)`."""
+    parts = [f"{k}={v}" for k, v in (config.init or {}).items()]
+    parts += [arg_text(arg) for arg in config.args]
+    return ", ".join(parts) or f"config {config.id}"
+
+
+def arg_text(arg: Arg) -> str:
+    """`input (2, 8, 48)`, `a non-contiguous input (2, 8, 48)`, `the grader's
+    causal_self_attention(n_embd=48, ...)`, or a plain value."""
+    if isinstance(arg, TensorArg):
+        layout = "a non-contiguous input" if arg.layout == "noncontiguous" else "input"
+        return f"{layout} ({', '.join(str(s) for s in arg.shape)})"
+    if isinstance(arg, ModuleArg):
+        init = ", ".join(f"{k}={v}" for k, v in arg.init.items())
+        return f"the grader's {arg.module}({init})"
+    return repr(arg)
+
+
+def config_text(config: Config) -> str:
+    """The config a message is about, as a candidate reads it: `with n_embd=48, ...`."""
+    return f"with {describe(config)}"
+
+
 @contextmanager
-def about(config_id: str) -> Iterator[None]:
+def about(config: Config) -> Iterator[None]:
     """Name the config in a Failure raised while judging it."""
     try:
         yield
     except Failure as failure:
-        failure.message = f"config {config_id}: {failure.message}"
+        failure.message = f"{config_text(config)}: {failure.message}"
         raise
 
 

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import torch
 from pydantic import Field
 
-from grader.checks.base import Check, ConfigParams, Context, Verdict, about, register
+from grader.checks.base import Check, ConfigParams, Context, Verdict, about, config_text, register
 from grader.checks.values import AllClose, AllCloseParams, passed
 from grader.diagnose import locate
 from grader.plan import Mode, Plan
@@ -59,7 +59,7 @@ class SdpaCalls(Check):
             calls = [
                 e for e in ctx.result(self.probes[config.id]).data.calls[0].trace if e.fn == SDPA
             ]
-            where = f"config {config.id} ({how})"
+            where = f"{config_text(config)} ({how})"
             if not self.params.called:
                 if calls:
                     return Verdict(
@@ -134,13 +134,14 @@ class PathsAgree(Check):
     def judge(self, ctx: Context) -> Verdict:
         switched = describe_setup(self.params.setup)
         for config_id, (first, second) in self.probes.items():
-            with about(config_id):
+            with about(self.problem.config(config_id)):
                 a, b = ctx.output(first), ctx.output(second)
             diff = (a.double() - b.double()).abs()
             if not bool(torch.all(diff <= self.params.atol)):
                 return Verdict(
                     CheckStatus.failed,
-                    f"config {config_id}: the outputs as constructed and with {switched} differ "
+                    f"{config_text(self.problem.config(config_id))}: "
+                    f"the outputs as constructed and with {switched} differ "
                     f"by {float(diff.max()):.3g} at {locate(diff, None)} (allowed "
                     f"{self.params.atol:g})",
                 )

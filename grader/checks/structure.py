@@ -8,9 +8,19 @@ from typing import Any
 
 from pydantic import Field
 
-from grader.checks.base import Check, ConfigParams, Context, Failure, NoParams, Verdict, register
+from grader.checks.base import (
+    Check,
+    ConfigParams,
+    Context,
+    Failure,
+    NoParams,
+    Verdict,
+    config_text,
+    describe,
+    register,
+)
 from grader.checks.returned import value_text
-from grader.checks.values import describe, passed
+from grader.checks.values import passed
 from grader.plan import Plan
 from grader.report import CheckStatus
 from grader.results import InspectInfo, TensorOut
@@ -164,7 +174,7 @@ class Attributes(Check):
                 value, expected = got.attrs.get(name), want.attrs[name]
                 if type(value) is type(expected) and value == expected:
                     continue
-                where = f"config {config.id} ({describe(config)})"
+                where = f"{config_text(config)}"
                 if isinstance(value, dict) and value.get("missing"):
                     return Verdict(
                         CheckStatus.failed,

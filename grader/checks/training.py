@@ -12,11 +12,13 @@ from grader.checks.base import (
     NoParams,
     Verdict,
     about,
+    config_text,
     gradient_label,
     register,
 )
 from grader.checks.placement import placement_fault, ratios
-from grader.checks.values import passed, shape_text
+from grader.checks.returned import shape_text
+from grader.checks.values import passed
 from grader.diagnose import close, locate
 from grader.plan import Plan
 from grader.report import CheckStatus
@@ -86,7 +88,7 @@ class Dropout(Check):
         return probes[0], probes[1]
 
     def judge(self, ctx: Context) -> Verdict:
-        with about(self.params.config):
+        with about(self.problem.config(self.params.config)):
             return self.compare(ctx)
 
     def compare(self, ctx: Context) -> Verdict:
@@ -186,7 +188,7 @@ class Gradients(Check):
 
     def judge(self, ctx: Context) -> Verdict:
         for config_id, (forward, probe) in self.probes.items():
-            with about(config_id):
+            with about(self.problem.config(config_id)):
                 ctx.output(forward, finite=False)  # what is differentiated has the right form
                 grads = {
                     n: ctx.gradient(probe, n) for n in ctx.reference(probe).data.calls[0].grads
@@ -199,14 +201,14 @@ class Gradients(Check):
                 if got is None:
                     return Verdict(
                         CheckStatus.failed,
-                        f"config {config_id}: no gradient reaches "
+                        f"{config_text(self.problem.config(config_id))}: no gradient reaches "
                         f"{label} (detached, or not used in forward)",
                     )
                 if not close(got, want, atol=self.params.atol, rtol=self.params.rtol):
                     diff = (got.double() - want.double()).abs()
                     return Verdict(
                         CheckStatus.failed,
-                        f"config {config_id}: gradient of {label} "
+                        f"{config_text(self.problem.config(config_id))}: gradient of {label} "
                         f"differs from the reference by {float(diff.max()):.3g} at "
                         f"{locate(diff, None)}",
                     )

@@ -7,8 +7,18 @@ from typing import Any
 import torch
 
 from grader import diagnose
-from grader.checks.base import Check, ConfigParams, Context, Failure, Verdict, about, register
-from grader.checks.returned import dtype_text, nonfinite_text, shape_text
+from grader.checks.base import (
+    Check,
+    ConfigParams,
+    Context,
+    Failure,
+    Verdict,
+    about,
+    config_text,
+    describe,
+    register,
+)
+from grader.checks.returned import dtype_text, nonfinite_text
 from grader.plan import Dtype, Plan
 from grader.report import CheckStatus, Diagnosis
 from grader.spec import Config, ModuleArg
@@ -39,12 +49,12 @@ class PerConfig(Check):
                 found = self.compare(ctx, config, self.probes[config.id])
             except Failure as failure:
                 if failure.status is not CheckStatus.failed:
-                    failure.message = f"config {config.id}: {failure.message}"
+                    failure.message = f"{config_text(config)}: {failure.message}"
                     raise
                 found = failure.message, None
             if found is not None:
                 message, diagnosis_here = found
-                problems.append(f"config {config.id} ({describe(config)}): {message}")
+                problems.append(f"{config_text(config)}: {message}")
                 # the first config's diagnosis, unless a later one names a mistake
                 named = diagnosis_here is not None and diagnosis_here.mistake is not None
                 if diagnosis is None or (diagnosis.mistake is None and named):
@@ -57,14 +67,6 @@ class PerConfig(Check):
         self, ctx: Context, config: Config, probe: str
     ) -> tuple[str, Diagnosis | None] | None:
         raise NotImplementedError
-
-
-def describe(config: Config) -> str:
-    parts = [f"{k}={v}" for k, v in (config.init or {}).items()]
-    for arg in config.args:
-        shape = getattr(arg, "shape", None)
-        parts.append(f"input {shape_text(shape)}" if shape else repr(arg))
-    return ", ".join(parts)
 
 
 @register("output_shape")
@@ -161,7 +163,7 @@ class AllClose(PerConfig):
         result = Diagnosis(
             mistake=match.mistake if match else None,
             description=match.description if match else None,
-            config=config.id,
+            config=describe(config),
             max_error=max_error,
             where=where,
         )
@@ -269,7 +271,7 @@ class Causality(Check):
 
     def judge(self, ctx: Context) -> Verdict:
         for config_id, (probe, cut) in self.probes.items():
-            with about(config_id):
+            with about(self.problem.config(config_id)):
                 before = ctx.output(probe, 0)[:, : cut + 1].double()
                 after = ctx.output(probe, 1)[:, : cut + 1].double()
             change = float((before - after).abs().max())
@@ -277,7 +279,8 @@ class Causality(Check):
                 where = diagnose.locate((before - after).abs(), None)
                 return Verdict(
                     CheckStatus.failed,
-                    f"config {config_id}: changing tokens after position {cut} changed the output "
+                    f"{config_text(self.problem.config(config_id))}: "
+                    f"changing tokens after position {cut} changed the output "
                     f"at or before it by {change:.3g} ({where}): tokens attend to the future",
                 )
         return passed("no token sees the future")

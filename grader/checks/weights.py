@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from grader.checks.base import Check, ConfigParams, Context, Verdict, about, register
+from grader.checks.base import Check, ConfigParams, Context, Verdict, about, config_text, register
 from grader.checks.returned import shape_text
 from grader.checks.values import passed
 from grader.diagnose import locate
@@ -34,7 +34,7 @@ class WeightsCheck(Check):
 
     def weights(self, ctx: Context, config_id: str) -> torch.Tensor:
         """The candidate's weights, shaped as the reference's (NaN and inf kept), in float64."""
-        with about(config_id):
+        with about(self.problem.config(config_id)):
             return ctx.output(self.probes[config_id], 0, self.params.output, finite=False).double()
 
 
@@ -49,13 +49,13 @@ class WeightsSumToOne(WeightsCheck):
             if not bool(torch.isfinite(w).all()):
                 return Verdict(
                     CheckStatus.failed,
-                    f"config {config.id}: the weights hold inf or NaN (a fully masked row, or "
+                    f"{config_text(config)}: the weights hold inf or NaN (a fully masked row, or "
                     "scores returned before the softmax)",
                 )
             if bool((w < -tol).any()) or bool((w > 1 + tol).any()):
                 return Verdict(
                     CheckStatus.failed,
-                    f"config {config.id}: weights outside [0, 1] (max {float(w.max()):.3g}, "
+                    f"{config_text(config)}: weights outside [0, 1] (max {float(w.max()):.3g}, "
                     f"min {float(w.min()):.3g}): return the softmax, not the raw scores",
                 )
             rows = w.sum(dim=-1)
@@ -67,7 +67,7 @@ class WeightsSumToOne(WeightsCheck):
                     hint = ": the softmax runs over the queries (dim -2), not the keys (dim -1)"
                 return Verdict(
                     CheckStatus.failed,
-                    f"config {config.id}: a row of weights sums to "
+                    f"{config_text(config)}: a row of weights sums to "
                     f"{float(rows.flatten()[(rows - 1).abs().argmax()]):.6g} ({where}){hint}",
                 )
         return passed("every row of weights sums to 1")
@@ -99,7 +99,7 @@ class MaskRespected(WeightsCheck):
             if bool((w.abs() <= tol)[~blocked].all()):
                 return Verdict(
                     CheckStatus.failed,
-                    f"config {config.id} ({config.mask} mask {shape}): only blocked positions "
+                    f"{config_text(config)} ({config.mask} mask {shape}): only blocked positions "
                     "get weight: the mask is inverted (True means 'may not attend')",
                 )
             value = float(w[tuple(int(i) for i in leaks.nonzero()[0])])
@@ -110,7 +110,7 @@ class MaskRespected(WeightsCheck):
             )
             return Verdict(
                 CheckStatus.failed,
-                f"config {config.id} ({config.mask} mask {shape}): a blocked position gets "
+                f"{config_text(config)} ({config.mask} mask {shape}): a blocked position gets "
                 f"weight {value:.3g} ({locate(leaks.double(), None)}): {hint}",
             )
         return passed("blocked positions get zero weight")
@@ -144,7 +144,7 @@ class MaskedKeysIgnored(Check):
             full = torch.broadcast_to(mask, (batch, heads, tokens, tokens))
             hidden = full.all(dim=1).all(dim=1)  # (B, T): key hidden from every query and head
             if not bool(hidden.any()):
-                raise ValueError(f"config {config.id}: its mask hides no key from every query")
+                raise ValueError(f"{config_text(config)}: its mask hides no key from every query")
             noise = plan.tensors[plan.tensor(f"noise/{config.id}", list(x.shape), 3.0)]
             perturbed = x + noise * hidden[:, :, None]
             changed = list(args)
@@ -159,14 +159,15 @@ class MaskedKeysIgnored(Check):
         for config_id, (probe, kept) in self.probes.items():
             count = len(ctx.reference(probe).data.calls[0].outputs)
             for index in range(count):
-                with about(config_id):
+                with about(self.problem.config(config_id)):
                     before, after = ctx.output(probe, 0, index), ctx.output(probe, 1, index)
                 a, b = query_rows(before, kept), query_rows(after, kept)
                 change = (a - b).abs()
                 if float(change.max()) > self.params.tolerance:
                     return Verdict(
                         CheckStatus.failed,
-                        f"config {config_id}: changing only the tokens the mask hides changed "
+                        f"{config_text(self.problem.config(config_id))}: "
+                        f"changing only the tokens the mask hides changed "
                         f"output {index} of the other tokens by {float(change.max()):.3g}: "
                         "masked keys must get zero weight",
                     )

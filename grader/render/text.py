@@ -34,7 +34,7 @@ def check_details(check: CheckReport) -> list[str]:
         lines.append(f"named mistake: {diagnosis.description}")
     if diagnosis.max_error is not None:
         where = f" at {diagnosis.where}" if diagnosis.where else ""
-        config = f" (config {diagnosis.config})" if diagnosis.config else ""
+        config = f" (with {diagnosis.config})" if diagnosis.config else ""
         lines.append(f"max error {diagnosis.max_error:.3g}{where}{config}")
     elif check.message:
         lines.insert(0, check.message)
