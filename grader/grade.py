@@ -21,8 +21,9 @@ from grader.catalog import Catalog, Problem
 from grader.judge import judge_problem
 from grader.prepare import Prepared, prepare, write_inputs
 from grader.report import ProblemReport, ProblemStatus, RunInfo, SubmissionReport
-from grader.results import InvalidOutput, ProblemExit, read_problem, read_worker_report
+from grader.results import ProblemExit, read_problem, read_worker_report
 from grader.staging import stage_submission
+from grader.untrusted import InvalidOutput
 from grader.worker import PROTOCOL_VERSION
 
 STARTUP_SECONDS = 60.0
@@ -146,7 +147,7 @@ class Grader:
             message = f"the sandbox speaks protocol {worker.version}, the grader {PROTOCOL_VERSION}"
             return {p.spec.id: self.fault(p, f"{message}: rebuild the image") for p in attempted}
         runs = {
-            p.spec.id: read_problem(out, p.spec.id, list(self.prepared[p.spec.id].plan.probes))
+            p.spec.id: read_problem(out, p.spec.id, self.prepared[p.spec.id].plan.probes)
             for p in attempted
         }
         if not run.timed_out and not any(r.started for r in runs.values()):

@@ -64,3 +64,13 @@ def test_printed_report_is_only_a_log(make_grader: Callable[..., Grader]) -> Non
     problem = grader.grade(HOSTILE / "fake_report").problem("causal_self_attention")
     assert '"score": 16' in problem.stdout
     assert problem.score < 8
+
+
+def test_unreadable_results_are_the_candidates_crash(make_grader: Callable[..., Grader]) -> None:
+    grader = make_grader(["split_heads"])
+    for name, reason in (("deep_json", "nested too deeply"), ("many_tensors", "over")):
+        report = grader.grade(HOSTILE / name)
+        problem = report.problem("split_heads")
+        assert problem.status is ProblemStatus.crashed, (name, problem.message)
+        assert "results the grader cannot read" in problem.message and reason in problem.message
+        assert not report.grader_fault
