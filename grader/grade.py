@@ -20,6 +20,7 @@ from grader.backends.base import Backend, Limits, WorkerJob, WorkerRun
 from grader.catalog import Catalog, Problem
 from grader.judge import judge_problem
 from grader.prepare import Prepared, prepare, write_inputs
+from grader.protocol import result_names
 from grader.report import ProblemReport, ProblemStatus, RunInfo, SubmissionReport
 from grader.results import ProblemExit, read_problem, read_worker_report
 from grader.staging import stage_submission
@@ -132,7 +133,8 @@ class Grader:
         except OSError:
             shutil.copyfile(self.inputs, job_dir / "inputs.safetensors")
         limits = batch_limits(attempted, self.overrides)
-        return self.backend.run(WorkerJob(staged, job_dir, scratch / "out", limits))
+        outputs = result_names({p.spec.id: self.prepared[p.spec.id].plan.probes for p in attempted})
+        return self.backend.run(WorkerJob(staged, job_dir, scratch / "out", limits, outputs))
 
     def judge(
         self, attempted: list[Problem], run: WorkerRun, out: Path, sources: dict[str, str]

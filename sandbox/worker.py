@@ -511,15 +511,20 @@ RESULT_FILE = re.compile(
 
 
 class Emitter:
-    """Streams result files to the host as one uncompressed tar, each as soon as it is final,
-    so that what finished before a crash still arrives. Without a stream it only closes `fd`."""
+    """Streams result files to the host as one uncompressed ustar archive (plain headers only:
+    the host reads nothing else), each as soon as it is final, so that what finished before a
+    crash still arrives. Without a stream it only closes `fd`."""
 
     def __init__(self, out: Path, fd: int, stream: bool) -> None:
         self.out = out
         self.file = PipeWriter(fd)
         # "w", not "w|": the stream mode keeps a partial block back until it is closed
         pipe = cast(IO[bytes], self.file)
-        self.tar = tarfile.open(fileobj=pipe, mode="w") if stream else None  # noqa: SIM115
+        self.tar = (
+            tarfile.open(fileobj=pipe, mode="w", format=tarfile.USTAR_FORMAT)  # noqa: SIM115
+            if stream
+            else None
+        )
 
     def send(self, *paths: Path) -> None:
         if self.tar is None:

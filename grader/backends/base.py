@@ -28,12 +28,14 @@ class Limits(BaseModel):
 
 @dataclass(frozen=True)
 class WorkerJob:
-    """One submission's run: the job directory holds `job.json` and `inputs.safetensors`."""
+    """One submission's run: the job directory holds `job.json` and `inputs.safetensors`;
+    `outputs` names the files the worker may send back."""
 
     submission_dir: Path
     job_dir: Path
     out_dir: Path
     limits: Limits
+    outputs: frozenset[str] = frozenset()
 
 
 @dataclass

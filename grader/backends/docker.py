@@ -4,8 +4,8 @@ The container has no network, a read-only root, no capabilities, a non-root user
 capped tmpfs mounts to write to: /tmp, /out and /dev/shm (POSIX message queues are capped at
 zero bytes). The submission and the job directory are read-only bind mounts, made readable
 for the sandbox user (uid 10001) by adding read bits on the host if they lack them. Results
-leave the container as a tar stream on its stdout (`worker.py --emit-tar`), read with a byte
-cap and extracted safely on the host.
+leave the container as a ustar stream on its stdout (`worker.py --emit-tar`), read with a byte
+cap and extracted by a strict reader of our own.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import IO, Any
 from grader.backends import cleanup
 from grader.backends.base import Limits, WorkerJob, WorkerRun
 from grader.backends.dockercli import LABEL, DockerError, docker, docker_binary, engine_reachable
-from grader.backends.tarstream import UnsafeArchiveError, extract_capped
+from grader.backends.ustar import UnsafeArchiveError, extract_results
 from grader.image import DEFAULT_TAG, ImageError, image_exists, image_facts
 
 MIB = 1 << 20
@@ -34,7 +34,9 @@ STARTUP_GRACE_SECONDS = 5.0
 """Added to `Limits.wall_seconds` for creating and starting the container."""
 SHM_MB = 8
 MAX_MEMBERS = 4096
-"""Most files + directories accepted from one worker's output."""
+"""Most files accepted from one worker's output."""
+EXTRACT_SECONDS = 60.0
+"""Time allowed for reading the result stream, after the container ended."""
 WORKER_COMMAND: tuple[str, ...] = (
     "python3", "/opt/worker/worker.py",
     "--job", "/job", "--submission", "/submission", "--out", "/out", "--emit-tar",
@@ -266,12 +268,14 @@ class DockerBackend:
     def _extract(tar: IO[bytes], job: WorkerJob, run: WorkerRun) -> None:
         limits = job.limits
         try:
-            extract_capped(
+            extract_results(
                 tar,
                 job.out_dir,
+                job.outputs,
                 max_bytes=limits.output_mb * MIB,
                 max_file_bytes=limits.file_size_mb * MIB,
                 max_members=MAX_MEMBERS,
+                seconds=EXTRACT_SECONDS,
             )
         except UnsafeArchiveError as exc:
             rejected = f"result stream rejected: {exc}"

@@ -32,6 +32,7 @@ from grader.backends.dockercli import docker, grader_containers
 from grader.image import file_sha256
 from grader.paths import ROOT as REPO_ROOT
 from grader.paths import WORKER_FILE
+from grader.protocol import result_names
 
 pytestmark = pytest.mark.docker
 MIB = 1 << 20
@@ -46,11 +47,15 @@ PRELUDE = textwrap.dedent(
 
     def emit():
         out = os.fdopen(1, "wb", closefd=False)
-        with tarfile.open(fileobj=out, mode="w|") as archive:
-            archive.add("/out", arcname=".")
+        with tarfile.open(fileobj=out, mode="w|", format=tarfile.USTAR_FORMAT) as archive:
+            for folder, _, files in os.walk("/out"):
+                for name in files:
+                    path = os.path.join(folder, name)
+                    archive.add(path, arcname=os.path.relpath(path, "/out"))
         out.flush()
     """
 )
+OUTPUTS = frozenset({"result.json", "p1/probe.safetensors"})
 
 
 @dataclass
@@ -66,7 +71,7 @@ class Sandbox:
             d.mkdir(exist_ok=True)
         (job_dir / "payload.py").write_text(PRELUDE + textwrap.dedent(payload))
         backend = DockerBackend(self.image, command=("python3", "/job/payload.py"))
-        job = WorkerJob(sub_dir, job_dir, out_dir, limits or Limits())
+        job = WorkerJob(sub_dir, job_dir, out_dir, limits or Limits(), OUTPUTS)
         return backend.run(job), out_dir
 
 
@@ -400,6 +405,24 @@ def test_unsafe_result_stream_is_rejected(sandbox: Sandbox, tmp_path: Path) -> N
     assert list(out.iterdir()) == []
 
 
+def test_pax_header_on_the_result_stream_is_rejected_at_once(sandbox: Sandbox) -> None:
+    """CVE-2024-6232: Python's tarfile spends hours on an 8 MiB pax header of digits."""
+    run, out = sandbox.run(
+        """
+        import io
+        archive = tarfile.open(fileobj=os.fdopen(1, "wb", closefd=False), mode="w|")
+        bomb = tarfile.TarInfo("result.json")
+        bomb.type, bomb.size = tarfile.XHDTYPE, 8 << 20
+        archive.addfile(bomb, io.BytesIO(b"9" * bomb.size))
+        archive.close()
+        """
+    )
+    assert run.exit_code == 0
+    assert run.output_error is not None and "not a regular file" in run.output_error
+    assert list(out.iterdir()) == []
+    assert run.wall_seconds < 20
+
+
 def test_missing_image_is_a_grader_fault(sandbox_image: str, tmp_path: Path) -> None:
     for d in ("job", "sub"):
         (tmp_path / d).mkdir()
@@ -451,7 +474,7 @@ def real_worker_job(root: Path, entry_source: str, limits: Limits) -> WorkerJob:
     problem = {"id": "p", "entry": "p.py", "probes": [], "traces": [], "timeout": 3}
     (job_dir / "job.json").write_text(json.dumps({"problems": [problem]}))
     save_file({"unused": torch.zeros(1)}, str(job_dir / "inputs.safetensors"))
-    return WorkerJob(sub_dir, job_dir, root / "out", limits)
+    return WorkerJob(sub_dir, job_dir, root / "out", limits, result_names({"p": []}))
 
 
 def test_real_worker_reports_a_hung_problem(sandbox_image: str, tmp_path: Path) -> None:
