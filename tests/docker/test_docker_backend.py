@@ -28,11 +28,12 @@ from grader.backends.docker import (
     DockerBackend,
     unavailable_reason,
 )
-from grader.backends.dockercli import docker, grader_containers
+from grader.backends.dockercli import docker
 from grader.image import file_sha256
 from grader.paths import ROOT as REPO_ROOT
 from grader.paths import WORKER_FILE
 from grader.protocol import result_names
+from tests.docker.engine import sandbox_containers
 
 pytestmark = pytest.mark.docker
 MIB = 1 << 20
@@ -453,7 +454,7 @@ def test_sigterm_to_the_host_removes_the_container(sandbox: Sandbox, tmp_path: P
     proc = subprocess.Popen([sys.executable, "-c", host], cwd=REPO_ROOT)
     try:
         deadline = time.monotonic() + 30
-        while not grader_containers():
+        while not sandbox_containers():
             assert time.monotonic() < deadline, "container never appeared"
             assert proc.poll() is None, "host exited early"
             time.sleep(0.2)
@@ -462,7 +463,7 @@ def test_sigterm_to_the_host_removes_the_container(sandbox: Sandbox, tmp_path: P
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert grader_containers() == []
+    assert sandbox_containers() == []
 
 
 def real_worker_job(root: Path, entry_source: str, limits: Limits) -> WorkerJob:
@@ -500,8 +501,8 @@ def test_real_worker_contains_200_mb_of_printing(sandbox_image: str, tmp_path: P
 
 def test_sandbox_clean_removes_leftover_containers(sandbox_image: str) -> None:
     leftover = docker(["create", "--label", "attention-grader=1", sandbox_image]).strip()
-    assert leftover in grader_containers()
+    assert leftover in sandbox_containers()
     result = CliRunner().invoke(sandbox_cli.sandbox, ["clean"])
     assert result.exit_code == 0, result.output
     assert "removed 1 container(s)" in result.output
-    assert grader_containers() == []
+    assert sandbox_containers() == []

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from grader.backends.docker import DockerBackend
-from grader.backends.dockercli import grader_containers
 from grader.backends.local import LocalBackend
 from grader.catalog import Catalog
 from grader.grade import Grader
 from grader.report import CheckStatus, ProblemStatus
 from tests import whole
 from tests.conftest import ROOT
+from tests.docker.engine import sandbox_containers
 
 pytestmark = pytest.mark.docker
 
@@ -87,4 +87,4 @@ def test_hostile_batch_is_contained(sandbox_image: str) -> None:
         passed = {c.check for c in problem.checks if c.status is CheckStatus.passed}
         guarded = VALUE_CHECKS if problem.status is not ProblemStatus.graded else {"allclose"}
         assert not passed & guarded, (name, passed)
-    assert grader_containers() == []
+    assert sandbox_containers() == []
