@@ -159,12 +159,13 @@ class Grader:
         reports = {}
         for problem in attempted:
             problem_run = runs[problem.spec.id]
-            if problem_run.exit is None and run.timed_out:
-                problem_run.exit = ProblemExit(
-                    exit_code=None, signal=None, timed_out=True, seconds=0
-                )
-            if run.output_error is not None:
-                problem_run.invalid.append(run.output_error)
+            if problem_run.exit is None:  # cut short: its exit.json, sent last, never came
+                if run.output_error is not None:
+                    problem_run.invalid.append(run.output_error)
+                if run.timed_out:
+                    problem_run.exit = ProblemExit(
+                        exit_code=None, signal=None, timed_out=True, seconds=0
+                    )
             reports[problem.spec.id] = judge_problem(
                 self.prepared[problem.spec.id], problem_run, sources
             )

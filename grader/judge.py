@@ -98,4 +98,7 @@ def problem_status(
     missing = [c for c in checks if c.status is CheckStatus.error and "ended without" in c.message]
     if missing:
         return ProblemStatus.crashed, "the candidate's process ended early (e.g. os._exit)"
+    if exit.stray_processes:
+        killed = exit.stray_processes
+        return ProblemStatus.graded, f"{killed} process(es) it left running were killed"
     return ProblemStatus.graded, ""

@@ -142,6 +142,7 @@ class ProblemExit(Strict):
     signal: int | None
     timed_out: bool
     seconds: float
+    stray_processes: int = Field(0, ge=0, description="Left running after it; killed.")
 
 
 class WorkerReport(Strict):

@@ -7,7 +7,13 @@ the probes name). The worker imports torch once, then forks one child per proble
 imports the candidate's entry file, runs that problem's probes and writes, per probe,
 `OUT_DIR/<problem>/<probe>.json` and `.safetensors`. The child's stdout and stderr go to
 files beside them. The parent writes `OUT_DIR/worker.json` (versions) first, a `started`
-marker before each child, and how each child ended in `OUT_DIR/<problem>/exit.json`.
+marker before each child, and, once every process the problem started has been killed and
+reaped, how it ended in `OUT_DIR/<problem>/exit.json`.
+
+With `--emit-tar` the parent streams those files to its stdout as a ustar archive, each as soon
+as it is final. It is the only process that can write there: it is not dumpable (no other
+process of the user can open its /proc files, memory or descriptors) and every child closes
+the pipe before any candidate code runs.
 
 Nothing here judges anything: the host compares the data with its own reference run. This file
 must stay self-contained (stdlib, torch, safetensors): it is the only grader code in the image,
@@ -38,7 +44,9 @@ import torch
 from safetensors.torch import load_file, save_file
 from torch import nn
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
 MAX_MESSAGE = 2000
 MAX_FRAMES = 8
 
@@ -404,7 +412,7 @@ def run_problem(
 ) -> None:
     """Child process: import the candidate's entry file and run every probe of one problem."""
     os.close(data_fd)
-    os.setsid()
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     folder = out / problem["id"]
     for fd, name in ((1, "stdout.txt"), (2, "stderr.txt")):
         target = os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -448,39 +456,79 @@ def write_json(path: Path, data: Json) -> None:
 
 def wait_child(pid: int, timeout: float) -> tuple[int | None, int | None, bool]:
     """Wait for a child up to `timeout` seconds: (exit code, signal, timed out)."""
-    deadline = time.monotonic() + timeout
     pidfd = os.pidfd_open(pid)
     try:
-        while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                break
-            left = deadline - time.monotonic()
-            if left <= 0:
-                kill_group(pid)
-                os.waitpid(pid, 0)
-                return None, signal.SIGKILL, True
-            select.select([pidfd], [], [], left)
+        ready, _, _ = select.select([pidfd], [], [], timeout)
+        if not ready:
+            os.kill(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
     finally:
         os.close(pidfd)
-    kill_group(pid)
+    if not ready:
+        return None, signal.SIGKILL, True
     if os.WIFSIGNALED(status):
         return None, os.WTERMSIG(status), False
     return os.WEXITSTATUS(status), None, False
 
 
-def kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
+def process_tree() -> dict[int, tuple[int, bool]]:
+    """Every process below this one: pid -> (parent pid, still running), read from /proc."""
+    children: dict[int, list[tuple[int, bool]]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                ppid, running = parent_and_state(int(entry))
+                children.setdefault(ppid, []).append((int(entry), running))
+    below: dict[int, tuple[int, bool]] = {}
+    todo = [os.getpid()]
+    while todo:
+        parent = todo.pop()
+        for pid, running in children.get(parent, []):
+            below[pid] = (parent, running)
+            todo.append(pid)
+    return below
 
 
-def forbid_proc_access() -> None:
-    """Keep children from reopening the parent's file descriptors through /proc."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
-    except (OSError, AttributeError):
-        pass
+def parent_and_state(pid: int) -> tuple[int, bool]:
+    with open(f"/proc/{pid}/stat", "rb") as stat:
+        fields = stat.read().rsplit(b")", 1)[1].split()
+    return int(fields[1]), fields[0] != b"Z"
+
+
+def end_descendants() -> int:
+    """SIGKILL and reap every process left below the worker, however it detached: orphans are
+    this process's children (it is PID 1 or a child subreaper), so none is left when it has no
+    child. Signals go through pidfds, to processes whose parent is still in the tree, so that a
+    recycled pid is never hit. Returns how many were still running."""
+    running: set[int] = set()
+    while True:
+        tree = process_tree()
+        ours = tree.keys() | {os.getpid()}
+        for pid, (_, alive) in tree.items():
+            with contextlib.suppress(OSError):
+                pidfd = os.pidfd_open(pid)
+                try:
+                    if parent_and_state(pid)[0] in ours:
+                        signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+                finally:
+                    os.close(pidfd)
+            if alive:
+                running.add(pid)
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
+            return len(running)
+        time.sleep(0.001)
+
+
+def protect_worker() -> None:
+    """Make this process undumpable, so that no child can open its /proc files (its memory, the
+    result pipe among its descriptors) or ptrace it, and the reaper of every orphan below it."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    for option, value in ((PR_SET_DUMPABLE, 0), (PR_SET_CHILD_SUBREAPER, 1)):
+        if libc.prctl(option, value, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), f"prctl({option}, {value}) failed")
 
 
 class PipeWriter:
@@ -535,8 +583,10 @@ class Emitter:
         self.file.flush()
 
     def send_results(self, folder: Path) -> None:
-        """A finished problem's files: only the names the worker itself writes."""
-        self.send(*sorted(p for p in folder.iterdir() if RESULT_FILE.match(p.name)))
+        """A finished problem's files, only the names the worker itself writes, `exit.json` last
+        (a problem whose exit arrived is complete)."""
+        found = [p for p in folder.iterdir() if RESULT_FILE.match(p.name)]
+        self.send(*sorted(found, key=lambda p: (p.name == "exit.json", p.name)))
 
     def close(self) -> None:
         if self.tar is not None:
@@ -554,7 +604,8 @@ def main(argv: list[str] | None = None) -> int:
 
     data_fd = os.dup(1)
     os.dup2(2, 1)
-    forbid_proc_access()
+    protect_worker()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # as PID 1, a child could otherwise send it
     torch.set_num_threads(1)
     job = json.loads((args.job / "job.json").read_text())
     inputs = load_file(str(args.job / "inputs.safetensors"))
@@ -582,11 +633,13 @@ def main(argv: list[str] | None = None) -> int:
             finally:
                 os._exit(70)
         code, sig, timed_out = wait_child(pid, float(problem["timeout"]))
+        strays = end_descendants()
         ended = {
             "exit_code": code,
             "signal": sig,
             "timed_out": timed_out,
             "seconds": round(time.monotonic() - start, 4),
+            "stray_processes": strays,
         }
         write_json(folder / "exit.json", ended)
         emitter.send_results(folder)

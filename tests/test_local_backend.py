@@ -24,3 +24,45 @@ def test_environment_is_scrubbed(
     assert "do-not-leak" not in problem.stdout
     assert "GRADER_TEST_SECRET" not in problem.stdout
     assert os.environ["GRADER_TEST_SECRET"] == "do-not-leak"
+
+
+DETACHED = """
+import os, time
+
+for _ in range({count}):
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            with open({pids!r}, "a") as f:
+                f.write(f"{{os.getpid()}}\\n")
+            time.sleep(600)
+        os._exit(0)
+
+
+def split_heads(x, n):
+    B, T, C = x.shape
+    assert C % n == 0
+    return x.reshape(B, T, n, C // n).permute(0, 2, 1, 3)
+
+
+def merge_heads(x):
+    B, nh, T, hd = x.shape
+    return x.permute(0, 2, 1, 3).reshape(B, T, nh * hd).contiguous()
+"""
+
+
+def test_every_process_a_problem_starts_ends_with_it(
+    tmp_path: Path, make_grader: Callable[..., Grader]
+) -> None:
+    """Twenty processes that left their session and their parent are killed and reaped before
+    the worker goes on, and the problem is graded as usual."""
+    pids = tmp_path / "pids"
+    submission = tmp_path / "submission"
+    submission.mkdir()
+    (submission / "split_heads.py").write_text(DETACHED.format(count=20, pids=str(pids)))
+    problem = make_grader(["split_heads"]).grade(submission).problem("split_heads")
+    assert problem.score == problem.max_score, problem.message
+    assert problem.message == "20 process(es) it left running were killed"
+    started = [int(line) for line in pids.read_text().split()]
+    assert len(started) == 20
+    assert not [pid for pid in started if Path(f"/proc/{pid}").exists()]

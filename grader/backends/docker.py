@@ -3,9 +3,10 @@
 The container has no network, a read-only root, no capabilities, a non-root user, and only
 capped tmpfs mounts to write to: /tmp, /out and /dev/shm (POSIX message queues are capped at
 zero bytes). The submission and the job directory are read-only bind mounts, made readable
-for the sandbox user (uid 10001) by adding read bits on the host if they lack them. Results
-leave the container as a ustar stream on its stdout (`worker.py --emit-tar`), read with a byte
-cap and extracted by a strict reader of our own.
+for the sandbox user (uid 10001) by adding read bits on the host if they lack them. The worker
+is PID 1 (no `--init`): it reaps every orphan, and no process of the container can signal it
+or open its /proc files. Results leave the container as a ustar stream on its stdout
+(`worker.py --emit-tar`), read with a byte cap and extracted by a strict reader of our own.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def run_arguments(
             raise ValueError(f"unsupported character in mount path {path}")
     args = [
         "run", "--name", name, "--label", f"{LABEL}=1", "--pull", "never",
-        "--init", "--interactive=false", "--log-driver", "none",
+        "--interactive=false", "--log-driver", "none",
         "--network", "none", "--hostname", "sandbox",
         "--read-only",
         "--tmpfs", f"/tmp:rw,noexec,nosuid,nodev,size={lim.tmpfs_mb}m,mode=1777",

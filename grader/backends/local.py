@@ -1,8 +1,9 @@
 """The local backend: the worker as a subprocess with rlimits. NOT a security boundary.
 
 It keeps a runaway submission from taking the machine down (CPU, memory, file size, process
-count, a wall clock that kills the whole process group) and hides the host's environment, but
-the candidate's code runs as your user and can read whatever you can. Use it for your own
+count, a wall clock that kills the whole process group) and hides the host's environment, and
+the worker kills every process a problem started before the next one runs; but the candidate's
+code runs as your user and can read whatever you can. Use it for your own
 code, for tests, and where no Docker engine runs; grade untrusted code with `--backend docker`.
 Given a `user` (the grader running as root, e.g. in a Gradescope container), the worker runs
 as that unprivileged account: it cannot read or write what only root can.

@@ -26,7 +26,7 @@ HOSTILE = {
     "fork_bomb": {ProblemStatus.crashed, ProblemStatus.timeout, ProblemStatus.graded},
     "disk_fill": {ProblemStatus.graded, ProblemStatus.crashed, ProblemStatus.timeout},
     "print_flood": {ProblemStatus.graded, ProblemStatus.crashed},
-    "kills_worker": {ProblemStatus.crashed},
+    "kills_worker": {ProblemStatus.graded},  # the worker is PID 1: no child can signal it
     "os_exit": {ProblemStatus.crashed},
     "segfault": {ProblemStatus.crashed},
     "allclose_patched": {ProblemStatus.graded},

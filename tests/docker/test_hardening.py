@@ -33,6 +33,26 @@ def grade_beside_the_control(image: str, attack: str) -> tuple[SubmissionReport,
     return report, time.monotonic() - start
 
 
+def test_no_process_but_the_worker_can_write_the_result_stream(sandbox_image: str) -> None:
+    """Writing an 8 MiB pax header to /proc/1/fd/1 (docker-init's stdout) made Python's tarfile
+    on the host spin for hours (CVE-2024-6232); now PID 1 is the worker, which no process of
+    the container can open, and the host reads only plain ustar."""
+    report, seconds = grade_beside_the_control(sandbox_image, "result_channel")
+    problem = report.problem("causal_self_attention")
+    assert problem.score == problem.max_score, problem.message
+    assert "PermissionError" in problem.stdout and "written" not in problem.stdout
+    assert seconds < 60
+
+
+def test_a_detached_grandchild_cannot_reach_a_later_problem(sandbox_image: str) -> None:
+    """It left its session and its parent to SIGKILL the children of later problems."""
+    report, _ = grade_beside_the_control(sandbox_image, "detached_grandchild")
+    causal, later = report.problem("causal_attention"), report.problem("split_heads")
+    assert causal.score == causal.max_score
+    assert causal.message == "1 process(es) it left running were killed"
+    assert (later.status, later.score) == (ProblemStatus.graded, later.max_score), later.message
+
+
 @pytest.mark.parametrize(
     ("attack", "reason"),
     [("deep_json", "nested too deeply"), ("many_tensors", "over")],
