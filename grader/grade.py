@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
 import tempfile
 import time
@@ -19,8 +17,8 @@ from grader import __version__
 from grader.backends.base import Backend, Limits, WorkerJob, WorkerRun
 from grader.catalog import Catalog, Problem
 from grader.judge import judge_problem
-from grader.prepare import Prepared, prepare, write_inputs
-from grader.protocol import result_names
+from grader.prepare import Prepared, prepare
+from grader.protocol import encode_job, problem_part, result_names
 from grader.report import ProblemReport, ProblemStatus, RunInfo, SubmissionReport
 from grader.results import ProblemExit, read_problem, read_worker_report
 from grader.staging import stage_submission
@@ -71,8 +69,10 @@ class Grader:
         self.overrides = limit_overrides or {}
         self.workdir = Path(tempfile.mkdtemp(prefix="grader-"))
         self.prepared: dict[str, Prepared] = prepare(catalog, problems, seed)
-        self.inputs = self.workdir / "inputs.safetensors"
-        write_inputs(self.prepared, self.inputs)
+        self.parts = {
+            pid: problem_part(item.plan.job(), item.plan.tensors)
+            for pid, item in self.prepared.items()
+        }
         self.environment = backend.describe()
 
     def close(self) -> None:
@@ -124,17 +124,15 @@ class Grader:
         return problems, staged.content_hash, "; ".join(notes)
 
     def run_worker(self, attempted: list[Problem], staged: Path, scratch: Path) -> WorkerRun:
-        job_dir = scratch / "job"
-        job_dir.mkdir(parents=True)
-        job = {"version": 1, "problems": [self.prepared[p.spec.id].plan.job() for p in attempted]}
-        (job_dir / "job.json").write_text(json.dumps(job))
-        try:
-            os.link(self.inputs, job_dir / "inputs.safetensors")
-        except OSError:
-            shutil.copyfile(self.inputs, job_dir / "inputs.safetensors")
-        limits = batch_limits(attempted, self.overrides)
-        outputs = result_names({p.spec.id: self.prepared[p.spec.id].plan.probes for p in attempted})
-        return self.backend.run(WorkerJob(staged, job_dir, scratch / "out", limits, outputs))
+        ids = [p.spec.id for p in attempted]
+        job = WorkerJob(
+            submission_dir=staged,
+            job=encode_job(self.parts[i] for i in ids),
+            out_dir=scratch / "out",
+            limits=batch_limits(attempted, self.overrides),
+            outputs=result_names({i: self.prepared[i].plan.probes for i in ids}),
+        )
+        return self.backend.run(job)
 
     def judge(
         self, attempted: list[Problem], run: WorkerRun, out: Path, sources: dict[str, str]

@@ -2,8 +2,8 @@
 
 The container has no network, a read-only root, no capabilities, a non-root user, and only
 capped tmpfs mounts to write to: /tmp, /out and /dev/shm (POSIX message queues are capped at
-zero bytes). The submission and the job directory are read-only bind mounts, made readable
-for the sandbox user (uid 10001) by adding read bits on the host if they lack them. The worker
+zero bytes). The submission is a read-only bind mount, made readable for the sandbox user (uid
+10001) by adding read bits on the host if they lack them; the job arrives on stdin. The worker
 is PID 1 (no `--init`): it reaps every orphan, and no process of the container can signal it
 or open its /proc files. Results leave the container as a ustar stream on its stdout
 (`worker.py --emit-tar`), read with a byte cap and extracted by a strict reader of our own.
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from grader.backends import cleanup
-from grader.backends.base import Limits, WorkerJob, WorkerRun
+from grader.backends.base import Limits, WorkerJob, WorkerRun, feed
 from grader.backends.dockercli import LABEL, DockerError, docker, docker_binary, engine_reachable
 from grader.backends.ustar import UnsafeArchiveError, extract_results
 from grader.image import DEFAULT_TAG, ImageError, image_exists, image_facts
@@ -40,7 +40,7 @@ EXTRACT_SECONDS = 60.0
 """Time allowed for reading the result stream, after the container ended."""
 WORKER_COMMAND: tuple[str, ...] = (
     "python3", "/opt/worker/worker.py",
-    "--job", "/job", "--submission", "/submission", "--out", "/out", "--emit-tar",
+    "--submission", "/submission", "--out", "/out", "--emit-tar",
 )  # fmt: skip
 SANDBOX_ENV: dict[str, str] = {
     "HOME": "/tmp",
@@ -65,13 +65,12 @@ def run_arguments(
 ) -> list[str]:
     """The `docker run` arguments (after `docker`) for one job's container."""
     lim = job.limits
-    submission, job_dir = job.submission_dir.resolve(), job.job_dir.resolve()
-    for path in (submission, job_dir):
-        if any(c in str(path) for c in ',"\n'):
-            raise ValueError(f"unsupported character in mount path {path}")
+    submission = job.submission_dir.resolve()
+    if any(c in str(submission) for c in ',"\n'):
+        raise ValueError(f"unsupported character in mount path {submission}")
     args = [
         "run", "--name", name, "--label", f"{LABEL}=1", "--pull", "never",
-        "--interactive=false", "--log-driver", "none",
+        "--interactive", "--log-driver", "none",
         "--network", "none", "--hostname", "sandbox",
         "--read-only",
         "--tmpfs", f"/tmp:rw,noexec,nosuid,nodev,size={lim.tmpfs_mb}m,mode=1777",
@@ -80,7 +79,6 @@ def run_arguments(
         f"uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0700",
         "--shm-size", f"{SHM_MB}m",
         "--mount", f"type=bind,source={submission},target=/submission,readonly",
-        "--mount", f"type=bind,source={job_dir},target=/job,readonly",
         "--memory", f"{lim.memory_mb}m", "--memory-swap", f"{lim.memory_mb}m",
         "--cpus", f"{lim.cpus:g}",
         "--pids-limit", str(lim.pids),
@@ -180,7 +178,6 @@ class DockerBackend:
         env = {"backend": self.name, "image": self.image, "container": name}
         try:
             job.out_dir.mkdir(parents=True, exist_ok=True)
-            _make_readable(job.job_dir)
             _make_readable(job.submission_dir)
             argv = [docker_binary(), *run_arguments(job, name, self.image, self.command)]
         except (OSError, ValueError, DockerError) as exc:
@@ -188,7 +185,7 @@ class DockerBackend:
         with tempfile.TemporaryFile(prefix="grader-stdout-") as tar:
             cleanup.register(name)
             try:
-                run = self._run_container(argv, name, job.limits, tar)
+                run = self._run_container(argv, name, job, tar)
             finally:
                 try:
                     docker(["rm", "--force", name], check=False)
@@ -201,17 +198,19 @@ class DockerBackend:
         return run
 
     def _run_container(
-        self, argv: list[str], name: str, limits: Limits, tar: IO[bytes]
+        self, argv: list[str], name: str, job: WorkerJob, tar: IO[bytes]
     ) -> WorkerRun:
+        limits = job.limits
         start = time.monotonic()
         proc = subprocess.Popen(
             argv,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
         )
-        assert proc.stdout is not None and proc.stderr is not None
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        feed(proc.stdin, job.job)
         out = _Drain(proc.stdout, stdout_cap(limits), sink=tar)
         err = _Drain(proc.stderr, limits.log_bytes)
         out.start()

@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader.backends.base import Limits, WorkerJob, WorkerRun
+from grader.backends.base import Limits, WorkerJob, WorkerRun, feed
 from grader.paths import WORKER_FILE
 
 
@@ -64,8 +64,7 @@ def read_capped(path: Path, limit: int) -> str:
 def hand_over(readable: list[Path], writable: list[Path], user: pwd.struct_passwd) -> None:
     """Let `user` traverse (not list) the folders above these paths, and own the writable ones.
 
-    The readable trees are the grader's own copies (world-readable files); the job's inputs may
-    be a hard link to the batch's file, so they are never chowned."""
+    The readable trees are the grader's own copies (world-readable files), never chowned."""
     for top in readable + writable:
         for parent in top.resolve().parents:
             mode = parent.stat().st_mode
@@ -108,8 +107,6 @@ class LocalBackend:
             sys.executable,
             "-I",
             str(WORKER_FILE),
-            "--job",
-            str(job.job_dir),
             "--submission",
             str(job.submission_dir),
             "--out",
@@ -118,7 +115,7 @@ class LocalBackend:
         processes = own_process_count() + limits.pids
         job.out_dir.mkdir(parents=True, exist_ok=True)
         if self.user is not None:
-            hand_over([job.submission_dir, job.job_dir], [job.out_dir, worker_home], self.user)
+            hand_over([job.submission_dir], [job.out_dir, worker_home], self.user)
             command = [
                 "setpriv",
                 f"--reuid={self.user.pw_uid}",
@@ -132,16 +129,18 @@ class LocalBackend:
         with stdout_path.open("wb") as out, stderr_path.open("wb") as err:
             proc = subprocess.Popen(
                 command,
-                stdin=subprocess.DEVNULL,
+                stdin=subprocess.PIPE,
                 stdout=out,
                 stderr=err,
                 env=env,
                 cwd=job.submission_dir,
                 start_new_session=True,
             )
+            assert proc.stdin is not None
             timed_out = False
             try:
                 limit_resources(proc.pid, limits, processes)
+                feed(proc.stdin, job.job)
                 proc.wait(timeout=limits.wall_seconds)
             except subprocess.TimeoutExpired:
                 timed_out = True

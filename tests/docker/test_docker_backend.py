@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import torch
 from click.testing import CliRunner
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file
 
 from grader import sandbox_cli
 from grader.backends.base import Limits, WorkerJob, WorkerRun
@@ -32,7 +32,7 @@ from grader.backends.dockercli import docker
 from grader.image import file_sha256
 from grader.paths import ROOT as REPO_ROOT
 from grader.paths import WORKER_FILE
-from grader.protocol import result_names
+from grader.protocol import encode_job, problem_part, result_names
 from tests.docker.engine import sandbox_containers
 
 pytestmark = pytest.mark.docker
@@ -59,6 +59,9 @@ PRELUDE = textwrap.dedent(
 OUTPUTS = frozenset({"result.json", "p1/probe.safetensors"})
 
 
+PAYLOAD_COMMAND = ("python3", "/submission/payload.py")
+
+
 @dataclass
 class Sandbox:
     """Runs a Python payload as the container's worker, through `DockerBackend.run`."""
@@ -67,12 +70,11 @@ class Sandbox:
     root: Path
 
     def run(self, payload: str, limits: Limits | None = None) -> tuple[WorkerRun, Path]:
-        job_dir, sub_dir, out_dir = (self.root / n for n in ("job", "submission", "out"))
-        for d in (job_dir, sub_dir):
-            d.mkdir(exist_ok=True)
-        (job_dir / "payload.py").write_text(PRELUDE + textwrap.dedent(payload))
-        backend = DockerBackend(self.image, command=("python3", "/job/payload.py"))
-        job = WorkerJob(sub_dir, job_dir, out_dir, limits or Limits(), OUTPUTS)
+        sub_dir, out_dir = self.root / "submission", self.root / "out"
+        sub_dir.mkdir(exist_ok=True)
+        (sub_dir / "payload.py").write_text(PRELUDE + textwrap.dedent(payload))
+        backend = DockerBackend(self.image, command=PAYLOAD_COMMAND)
+        job = WorkerJob(sub_dir, b"", out_dir, limits or Limits(), OUTPUTS)
         return backend.run(job), out_dir
 
 
@@ -197,7 +199,7 @@ def test_only_tmp_out_and_shm_are_writable(sandbox: Sandbox) -> None:
                 if os.access(dirpath, os.W_OK):
                     writable.append(dirpath)
         attempts = {}
-        for d in ("/", "/etc", "/opt/worker", "/opt/venv/lib", "/job", "/submission",
+        for d in ("/", "/etc", "/opt/worker", "/opt/venv/lib", "/submission",
                   "/var/tmp", "/root", "/dev"):
             try:
                 open(os.path.join(d, "x"), "w").close()
@@ -425,30 +427,28 @@ def test_pax_header_on_the_result_stream_is_rejected_at_once(sandbox: Sandbox) -
 
 
 def test_missing_image_is_a_grader_fault(sandbox_image: str, tmp_path: Path) -> None:
-    for d in ("job", "sub"):
-        (tmp_path / d).mkdir()
+    (tmp_path / "sub").mkdir()
     missing = f"attention-grader-missing-{uuid.uuid4().hex[:8]}:none"
     assert unavailable_reason(sandbox_image) is None
     assert "missing" in (unavailable_reason(missing) or "")
     backend = DockerBackend(missing)
-    run = backend.run(WorkerJob(tmp_path / "sub", tmp_path / "job", tmp_path / "out", Limits()))
+    run = backend.run(WorkerJob(tmp_path / "sub", b"", tmp_path / "out", Limits()))
     assert run.exit_code is None
     assert run.fault is not None and "did not start" in run.fault
     assert "image_error" in backend.describe()
 
 
 def test_sigterm_to_the_host_removes_the_container(sandbox: Sandbox, tmp_path: Path) -> None:
-    for d in ("job", "sub"):
-        (tmp_path / d).mkdir()
-    (tmp_path / "job" / "payload.py").write_text("while True:\n    pass\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "payload.py").write_text("while True:\n    pass\n")
     host = textwrap.dedent(
         f"""
         from pathlib import Path
         from grader.backends.base import Limits, WorkerJob
         from grader.backends.docker import DockerBackend
         root = Path({str(tmp_path)!r})
-        backend = DockerBackend({sandbox.image!r}, command=("python3", "/job/payload.py"))
-        backend.run(WorkerJob(root / "sub", root / "job", root / "out", Limits(wall_seconds=120)))
+        backend = DockerBackend({sandbox.image!r}, command={PAYLOAD_COMMAND!r})
+        backend.run(WorkerJob(root / "sub", b"", root / "out", Limits(wall_seconds=120)))
         """
     )
     proc = subprocess.Popen([sys.executable, "-c", host], cwd=REPO_ROOT)
@@ -468,14 +468,12 @@ def test_sigterm_to_the_host_removes_the_container(sandbox: Sandbox, tmp_path: P
 
 def real_worker_job(root: Path, entry_source: str, limits: Limits) -> WorkerJob:
     """A one-problem job for the real worker whose entry file is `entry_source`."""
-    job_dir, sub_dir = root / "job", root / "submission"
-    job_dir.mkdir()
+    sub_dir = root / "submission"
     sub_dir.mkdir()
     (sub_dir / "p.py").write_text(entry_source)
     problem = {"id": "p", "entry": "p.py", "probes": [], "traces": [], "timeout": 3}
-    (job_dir / "job.json").write_text(json.dumps({"problems": [problem]}))
-    save_file({"unused": torch.zeros(1)}, str(job_dir / "inputs.safetensors"))
-    return WorkerJob(sub_dir, job_dir, root / "out", limits, result_names({"p": []}))
+    job = encode_job([problem_part(problem, {"unused": torch.zeros(1)})])
+    return WorkerJob(sub_dir, job, root / "out", limits, result_names({"p": []}))
 
 
 def test_real_worker_reports_a_hung_problem(sandbox_image: str, tmp_path: Path) -> None:

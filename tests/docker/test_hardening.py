@@ -3,6 +3,7 @@ is graded beside the complete example, which must keep full marks, and leaves no
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -66,3 +67,15 @@ def test_unreadable_results_are_the_candidates_crash(
     assert problem.status is ProblemStatus.crashed
     assert "results the grader cannot read" in problem.message and reason in problem.message
     assert seconds < 60
+
+
+def test_a_problem_sees_only_its_own_probes(sandbox_image: str) -> None:
+    """The spy searched the filesystem, every process's descriptors and memory, and its own
+    memory, for the tensor names of every problem of the job."""
+    report, _ = grade_beside_the_control(sandbox_image, "reads_job")
+    stdout = report.problem("causal_attention").stdout
+    spy = json.loads(stdout.split("SPY ", 1)[1].splitlines()[0])
+    assert spy["found"] == {"causal_attention": ["own memory"]}
+    assert spy["errors"] == {"fd 1": "PermissionError", "mem 1": "PermissionError"}
+    for other in ("self_attention", "split_heads"):
+        assert report.problem(other).score == report.problem(other).max_score
