@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import threading
 import time
 import traceback
 import uuid
@@ -73,6 +74,7 @@ class Grader:
             pid: problem_part(item.plan.job(), item.plan.tensors)
             for pid, item in self.prepared.items()
         }
+        self.stop = threading.Event()
         self.environment = backend.describe()
 
     def close(self) -> None:
@@ -131,6 +133,7 @@ class Grader:
             out_dir=scratch / "out",
             limits=batch_limits(attempted, self.overrides),
             outputs=result_names({i: self.prepared[i].plan.probes for i in ids}),
+            stop=self.stop,
         )
         return self.backend.run(job)
 
@@ -175,15 +178,24 @@ class Grader:
         jobs: int,
         on_done: Callable[[SubmissionReport], None] | None = None,
     ) -> list[SubmissionReport]:
-        """Grade submissions `jobs` at a time; results come back in the input order."""
+        """Grade submissions `jobs` at a time; results come back in the input order.
+
+        An exception here (Ctrl-C, SIGTERM) stops the batch: no submission starts, running
+        workers are killed and their containers removed before it propagates."""
         results: dict[Path, SubmissionReport] = {}
+        self.stop.clear()
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             futures = {pool.submit(self.grade, s): s for s in submissions}
-            for future in as_completed(futures):
-                report = future.result()
-                results[futures[future]] = report
-                if on_done is not None:
-                    on_done(report)
+            try:
+                for future in as_completed(futures):
+                    report = future.result()
+                    results[futures[future]] = report
+                    if on_done is not None:
+                        on_done(report)
+            except BaseException:
+                self.stop.set()
+                pool.shutdown(cancel_futures=True)
+                raise
         return [results[s] for s in submissions]
 
     def not_attempted(self, problem: Problem) -> ProblemReport:

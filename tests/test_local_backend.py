@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from grader.grade import Grader
+from grader.report import SubmissionReport
+from tests.test_hostile import leftover_processes
 
 
 def test_environment_is_scrubbed(
@@ -66,3 +69,26 @@ def test_every_process_a_problem_starts_ends_with_it(
     started = [int(line) for line in pids.read_text().split()]
     assert len(started) == 20
     assert not [pid for pid in started if Path(f"/proc/{pid}").exists()]
+
+
+def test_an_interrupt_stops_the_batch_at_once(
+    make_grader: Callable[..., Grader], tmp_path: Path
+) -> None:
+    """Ctrl-C (here raised when the first report arrives) kills the running workers, starts no
+    more, and reaches the caller in about a second, not when the hung problems time out."""
+    grader = make_grader(["causal_self_attention"], problem_seconds=20.0)
+    hostile = Path(__file__).parent / "hostile"
+    batch = [Path(__file__).parent.parent / "submissions" / "complete"]
+    batch += [hostile / "infinite_loop"] * 3
+    graded: list[str] = []
+
+    def interrupt(report: SubmissionReport) -> None:
+        graded.append(report.submission)
+        raise KeyboardInterrupt
+
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        grader.grade_many(batch, jobs=2, on_done=interrupt)
+    assert time.monotonic() - start < 10
+    assert graded == ["complete"]
+    assert not leftover_processes(str(grader.workdir))

@@ -28,16 +28,21 @@ class Limits(BaseModel):
     log_bytes: int = Field(64_000, gt=0, description="Captured stdout/stderr kept per stream.")
 
 
+STOPPED = "stopped: the batch was interrupted"
+
+
 @dataclass(frozen=True)
 class WorkerJob:
     """One submission's run: `job` is the stream the worker reads on stdin
-    (`grader/protocol.py`), `outputs` the names of the files it may send back."""
+    (`grader/protocol.py`), `outputs` the names of the files it may send back. Setting `stop`
+    ends the run at once."""
 
     submission_dir: Path
     job: bytes
     out_dir: Path
     limits: Limits
     outputs: frozenset[str] = frozenset()
+    stop: threading.Event = field(default_factory=threading.Event)
 
 
 @dataclass

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from grader.backends import cleanup
-from grader.backends.base import Limits, WorkerJob, WorkerRun, feed
+from grader.backends.base import STOPPED, Limits, WorkerJob, WorkerRun, feed
 from grader.backends.dockercli import LABEL, DockerError, docker, docker_binary, engine_reachable
 from grader.backends.ustar import UnsafeArchiveError, extract_results
 from grader.image import DEFAULT_TAG, ImageError, image_exists, image_facts
@@ -148,6 +148,20 @@ class _Drain(threading.Thread):
                 self.overflow.set()
 
 
+def _end_container(proc: subprocess.Popen[bytes], name: str) -> None:
+    """Kill the container and wait for its client, removing it if the client outlives the kill:
+    a container that `docker run` created after the kill would otherwise run on."""
+    docker(["kill", name], check=False)
+    for _ in range(60):
+        try:
+            proc.wait(timeout=0.5)
+            return
+        except subprocess.TimeoutExpired:
+            docker(["rm", "--force", name], check=False)
+    proc.kill()
+    proc.wait()
+
+
 class DockerBackend:
     """Backend that runs `sandbox/worker.py` inside the sandbox image."""
 
@@ -172,7 +186,8 @@ class DockerBackend:
         """Run one container to completion and extract its result stream into `job.out_dir`.
 
         `stdout` stays empty unless the stream was rejected (`output_error`); then it holds
-        the stream's first `log_bytes`, decoded. `fault` means the container never ran.
+        the stream's first `log_bytes`, decoded. `fault` means the container never ran or the
+        run was stopped (`job.stop`).
         """
         name = f"attention-grader-{uuid.uuid4().hex[:16]}"
         env = {"backend": self.name, "image": self.image, "container": name}
@@ -202,6 +217,8 @@ class DockerBackend:
     ) -> WorkerRun:
         limits = job.limits
         start = time.monotonic()
+        if job.stop.is_set():
+            return WorkerRun(exit_code=None, fault=STOPPED)
         proc = subprocess.Popen(
             argv,
             stdin=subprocess.PIPE,
@@ -218,19 +235,14 @@ class DockerBackend:
         deadline = start + limits.wall_seconds + STARTUP_GRACE_SECONDS
         timed_out = False
         while proc.poll() is None:
-            if out.overflow.is_set():
+            if out.overflow.is_set() or job.stop.is_set():
                 break
             if time.monotonic() >= deadline:
                 timed_out = True
                 break
             out.overflow.wait(0.05)
         if proc.poll() is None:
-            docker(["kill", name], check=False)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            _end_container(proc, name)
         elapsed = time.monotonic() - start
         out.join(timeout=30)
         err.join(timeout=30)
@@ -240,6 +252,9 @@ class DockerBackend:
             wall_seconds=elapsed,
             stderr=err.head.decode("utf-8", errors="replace"),
         )
+        if job.stop.is_set():
+            run.fault = STOPPED
+            return run
         if out.overflow.is_set():
             run.output_error = f"stdout exceeded {out.keep} bytes"
         if proc.returncode == 0 and not timed_out:

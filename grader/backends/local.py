@@ -21,10 +21,11 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
-from grader.backends.base import Limits, WorkerJob, WorkerRun, feed
+from grader.backends.base import STOPPED, Limits, WorkerJob, WorkerRun, feed
 from grader.paths import WORKER_FILE
 
 
@@ -52,6 +53,20 @@ def limit_resources(pid: int, limits: Limits, processes: int) -> None:
         (resource.RLIMIT_CORE, 0),
     ):
         resource.prlimit(pid, kind, (value, value))
+
+
+def wait_or_stop(proc: subprocess.Popen[bytes], deadline: float, stop: threading.Event) -> bool:
+    """Wait for `proc` until the deadline or until `stop` is set; True if the deadline passed."""
+    while not stop.is_set():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return True
+        try:
+            proc.wait(timeout=min(0.05, left))
+            return False
+        except subprocess.TimeoutExpired:
+            continue
+    return False
 
 
 def read_capped(path: Path, limit: int) -> str:
@@ -141,9 +156,7 @@ class LocalBackend:
             try:
                 limit_resources(proc.pid, limits, processes)
                 feed(proc.stdin, job.job)
-                proc.wait(timeout=limits.wall_seconds)
-            except subprocess.TimeoutExpired:
-                timed_out = True
+                timed_out = wait_or_stop(proc, start + limits.wall_seconds, job.stop)
             finally:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(proc.pid, signal.SIGKILL)
@@ -154,6 +167,7 @@ class LocalBackend:
             wall_seconds=time.monotonic() - start,
             stdout=read_capped(stdout_path, limits.log_bytes),
             stderr=read_capped(stderr_path, limits.log_bytes),
+            fault=STOPPED if job.stop.is_set() else None,
         )
         shutil.rmtree(home, ignore_errors=True)
         return run

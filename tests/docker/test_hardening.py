@@ -4,7 +4,12 @@ is graded beside the complete example, which must keep full marks, and leaves no
 from __future__ import annotations
 
 import json
+import shutil
+import signal
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +18,7 @@ from grader.catalog import Catalog
 from grader.grade import Grader
 from grader.report import ProblemStatus, SubmissionReport
 from tests.conftest import ROOT
+from tests.docker.engine import sandbox_containers
 
 pytestmark = pytest.mark.docker
 
@@ -79,3 +85,40 @@ def test_a_problem_sees_only_its_own_probes(sandbox_image: str) -> None:
     assert spy["errors"] == {"fd 1": "PermissionError", "mem 1": "PermissionError"}
     for other in ("self_attention", "split_heads"):
         assert report.problem(other).score == report.problem(other).max_score
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("running", [1, 2])
+def test_a_signal_stops_the_batch_and_leaves_no_container(
+    sandbox_image: str, tmp_path: Path, sig: signal.Signals, running: int
+) -> None:
+    """Ctrl-C or SIGTERM while one container starts or while two run: the grader exits within
+    seconds, writes no report, and no container is left or started after."""
+    batch = tmp_path / "batch"
+    for copy in range(4):
+        shutil.copytree(HOSTILE / "infinite_loop", batch / f"loop{copy}")
+    command = [
+        sys.executable, "-c", "from grader.cli import cli; cli()", "grade", str(batch),
+        "--backend", "docker", "--image", sandbox_image, "--jobs", "2",
+        "--problem", "causal_self_attention", "--out", str(tmp_path / "reports"),
+    ]  # fmt: skip
+    proc = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while len(sandbox_containers()) < running:
+            assert time.monotonic() < deadline, "the containers never appeared"
+            assert proc.poll() is None, "the grader exited early"
+            time.sleep(0.2)
+        sent = time.monotonic()
+        proc.send_signal(sig)
+        proc.wait(timeout=30)
+        stopped = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode != 0
+    assert stopped < 10, stopped
+    assert sandbox_containers() == []
+    time.sleep(2)
+    assert sandbox_containers() == [], "a container was started after the signal"
+    assert not list((tmp_path / "reports").glob("loop*.json"))
