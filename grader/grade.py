@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
 import tempfile
+import threading
 import time
 import traceback
 import uuid
@@ -19,10 +18,12 @@ from grader import __version__
 from grader.backends.base import Backend, Limits, WorkerJob, WorkerRun
 from grader.catalog import Catalog, Problem
 from grader.judge import judge_problem
-from grader.prepare import Prepared, prepare, write_inputs
+from grader.prepare import Prepared, prepare
+from grader.protocol import encode_job, problem_part, result_names
 from grader.report import ProblemReport, ProblemStatus, RunInfo, Student, SubmissionReport
-from grader.results import InvalidOutput, ProblemExit, read_problem, read_worker_report
-from grader.staging import READABLE_DIR, READABLE_FILE, stage_submission
+from grader.results import ProblemExit, read_problem, read_worker_report
+from grader.staging import stage_submission
+from grader.untrusted import InvalidOutput
 from grader.worker import PROTOCOL_VERSION
 
 STARTUP_SECONDS = 60.0
@@ -69,9 +70,11 @@ class Grader:
         self.overrides = limit_overrides or {}
         self.workdir = Path(tempfile.mkdtemp(prefix="grader-"))
         self.prepared: dict[str, Prepared] = prepare(catalog, problems, seed)
-        self.inputs = self.workdir / "inputs.safetensors"
-        write_inputs(self.prepared, self.inputs)
-        self.inputs.chmod(READABLE_FILE)  # safetensors writes it for its owner only
+        self.parts = {
+            pid: problem_part(item.plan.job(), item.plan.tensors)
+            for pid, item in self.prepared.items()
+        }
+        self.stop = threading.Event()
         self.environment = backend.describe()
 
     def close(self) -> None:
@@ -126,19 +129,16 @@ class Grader:
         return problems, staged.content_hash, "; ".join(notes)
 
     def run_worker(self, attempted: list[Problem], staged: Path, scratch: Path) -> WorkerRun:
-        job_dir = scratch / "job"
-        job_dir.mkdir(parents=True)
-        job_dir.chmod(READABLE_DIR)
-        job = {"version": 1, "problems": [self.prepared[p.spec.id].plan.job() for p in attempted]}
-        (job_dir / "job.json").write_text(json.dumps(job))
-        try:
-            os.link(self.inputs, job_dir / "inputs.safetensors")
-        except OSError:
-            shutil.copyfile(self.inputs, job_dir / "inputs.safetensors")
-        for path in job_dir.iterdir():
-            path.chmod(READABLE_FILE)
-        limits = batch_limits(attempted, self.overrides)
-        return self.backend.run(WorkerJob(staged, job_dir, scratch / "out", limits))
+        ids = [p.spec.id for p in attempted]
+        job = WorkerJob(
+            submission_dir=staged,
+            job=encode_job(self.parts[i] for i in ids),
+            out_dir=scratch / "out",
+            limits=batch_limits(attempted, self.overrides),
+            outputs=result_names({i: self.prepared[i].plan.probes for i in ids}),
+            stop=self.stop,
+        )
+        return self.backend.run(job)
 
     def judge(
         self, attempted: list[Problem], run: WorkerRun, out: Path, sources: dict[str, str]
@@ -153,7 +153,7 @@ class Grader:
             message = f"the sandbox speaks protocol {worker.version}, the grader {PROTOCOL_VERSION}"
             return {p.spec.id: self.fault(p, f"{message}: rebuild the image") for p in attempted}
         runs = {
-            p.spec.id: read_problem(out, p.spec.id, list(self.prepared[p.spec.id].plan.probes))
+            p.spec.id: read_problem(out, p.spec.id, self.prepared[p.spec.id].plan.probes)
             for p in attempted
         }
         if not run.timed_out and not any(r.started for r in runs.values()):
@@ -163,12 +163,13 @@ class Grader:
         reports = {}
         for problem in attempted:
             problem_run = runs[problem.spec.id]
-            if problem_run.exit is None and run.timed_out:
-                problem_run.exit = ProblemExit(
-                    exit_code=None, signal=None, timed_out=True, seconds=0
-                )
-            if run.output_error is not None:
-                problem_run.invalid.append(run.output_error)
+            if problem_run.exit is None:  # cut short: its exit.json, sent last, never came
+                if run.output_error is not None:
+                    problem_run.invalid.append(run.output_error)
+                if run.timed_out:
+                    problem_run.exit = ProblemExit(
+                        exit_code=None, signal=None, timed_out=True, seconds=0
+                    )
             reports[problem.spec.id] = judge_problem(
                 self.prepared[problem.spec.id], problem_run, sources
             )
@@ -181,16 +182,25 @@ class Grader:
         on_done: Callable[[SubmissionReport], None] | None = None,
         students: Mapping[Path, Student] | None = None,
     ) -> list[SubmissionReport]:
-        """Grade submissions `jobs` at a time; results come back in the input order."""
+        """Grade submissions `jobs` at a time; results come back in the input order.
+
+        An exception here (Ctrl-C, SIGTERM) stops the batch: no submission starts, running
+        workers are killed and their containers removed before it propagates."""
         results: dict[Path, SubmissionReport] = {}
         students = students or {}
+        self.stop.clear()
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             futures = {pool.submit(self.grade, s, None, students.get(s)): s for s in submissions}
-            for future in as_completed(futures):
-                report = future.result()
-                results[futures[future]] = report
-                if on_done is not None:
-                    on_done(report)
+            try:
+                for future in as_completed(futures):
+                    report = future.result()
+                    results[futures[future]] = report
+                    if on_done is not None:
+                        on_done(report)
+            except BaseException:
+                self.stop.set()
+                pool.shutdown(cancel_futures=True)
+                raise
         return [results[s] for s in submissions]
 
     def not_attempted(self, problem: Problem) -> ProblemReport:

@@ -105,7 +105,15 @@ def problem_status(
         elif exit is not None:
             how = f"exited with code {exit.exit_code}"
         return ProblemStatus.crashed, f"the candidate's process {how}; checks that finished count"
+    if run.invalid:
+        return ProblemStatus.crashed, (
+            f"the candidate's process left results the grader cannot read ({run.invalid[0]}); "
+            "checks that finished count"
+        )
     missing = [c for c in checks if c.status is CheckStatus.error and "ended without" in c.message]
     if missing:
         return ProblemStatus.crashed, "the candidate's process ended early (e.g. os._exit)"
+    if exit.stray_processes:
+        killed = exit.stray_processes
+        return ProblemStatus.graded, f"{killed} process(es) it left running were killed"
     return ProblemStatus.graded, ""

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
-from safetensors.torch import save_file
 
 from grader import worker
 from grader.catalog import Catalog, Problem
@@ -49,11 +47,3 @@ def prepare(catalog: Catalog, problems: list[Problem], seed: int) -> dict[str, P
             results[probe_id] = ProbeResult(parsed, tensors)
         prepared[problem.spec.id] = Prepared(problem, plan, checks, results)
     return prepared
-
-
-def write_inputs(prepared: dict[str, Prepared], path: Path) -> None:
-    """Every tensor any probe names, in one safetensors file shared by the batch."""
-    tensors: dict[str, torch.Tensor] = {}
-    for item in prepared.values():
-        tensors.update(item.plan.tensors)
-    save_file({k: v.contiguous() for k, v in tensors.items()}, str(path))

@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
-import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import torch
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
-from safetensors import SafetensorError
-from safetensors.torch import load_file
 
 from grader.owntext import own, own_type
+from grader.untrusted import InvalidOutput, read_json, read_tensors
 
-MAX_JSON_BYTES = 2_000_000
-MAX_TENSOR_FILE_BYTES = 64_000_000
 MAX_LOG_CHARS = 4_000
 MAX_OUTPUTS = 16
+MAX_PROBLEM_BYTES = 32_000_000
+"""JSON and tensor bytes read for one problem, all probes together."""
 
 
 class Strict(BaseModel):
@@ -168,6 +167,7 @@ class ProblemExit(Strict):
     signal: int | None
     timed_out: bool
     seconds: float
+    stray_processes: int = Field(0, ge=0, description="Left running after it; killed.")
 
 
 class WorkerReport(Strict):
@@ -215,30 +215,14 @@ class ProblemRun:
     stderr: str = ""
 
 
-class InvalidOutput(Exception):
-    """A file from the worker that is too large or not of the expected form."""
+M = TypeVar("M", bound=Strict)
 
 
-def read_json(path: Path, model: type[Strict]) -> Any:
-    size = path.stat().st_size
-    if size > MAX_JSON_BYTES:
-        raise InvalidOutput(f"{path.name}: {size} bytes is over the limit")
+def read_model(path: Path, model: type[M]) -> M:
     try:
-        return model.model_validate(json.loads(path.read_bytes()))
-    except (ValueError, ValidationError, RecursionError) as exc:  # e.g. nested too deep
+        return model.model_validate(read_json(path))
+    except ValidationError as exc:
         raise InvalidOutput(f"{path.name}: {str(exc)[:300]}") from exc
-
-
-def read_tensors(path: Path) -> dict[str, torch.Tensor]:
-    if not path.exists():
-        return {}
-    size = path.stat().st_size
-    if size > MAX_TENSOR_FILE_BYTES:
-        raise InvalidOutput(f"{path.name}: {size} bytes is over the limit")
-    try:
-        return load_file(str(path))
-    except (SafetensorError, OSError, ValueError) as exc:
-        raise InvalidOutput(f"{path.name}: {exc}") from exc
 
 
 def read_log(path: Path) -> str:
@@ -254,12 +238,32 @@ def read_worker_report(out_dir: Path) -> WorkerReport | None:
     path = out_dir / "worker.json"
     if not path.is_file():
         return None
-    report: WorkerReport = read_json(path, WorkerReport)
-    return report
+    return read_model(path, WorkerReport)
 
 
-def read_problem(out_dir: Path, problem: str, probe_ids: list[str]) -> ProblemRun:
-    """Read one problem's folder; files that are missing or malformed are noted, never trusted."""
+def nonconformity(data: ProbeData, probe: Mapping[str, Any]) -> str | None:
+    """How a probe's result fails to answer the request (calls, inspection, weights), or None."""
+    if data.id != probe["id"]:
+        return f"holds probe {data.id!r}"
+    asked = len(probe.get("calls", []))
+    if data.error is not None:
+        if data.error.call != len(data.calls) or len(data.calls) > asked:
+            return f"an error at call {data.error.call} after {len(data.calls)} of {asked} calls"
+        return None
+    if len(data.calls) != asked:
+        return f"{len(data.calls)} calls, {asked} asked for"
+    if (data.inspect is None) != (probe.get("inspect") is None):
+        return "inspection missing or not asked for"
+    if (data.load is None) != (probe.get("weights") is None):
+        return "weight loading missing or not asked for"
+    return None
+
+
+def read_problem(
+    out_dir: Path, problem: str, probes: Mapping[str, Mapping[str, Any]]
+) -> ProblemRun:
+    """Read one problem's folder (`probes`: id -> the probe asked for); files that are missing,
+    malformed or over the problem's byte budget are noted, never trusted."""
     run = ProblemRun(problem=problem, exit=None)
     folder = out_dir / problem
     if not folder.is_dir():
@@ -269,27 +273,31 @@ def read_problem(out_dir: Path, problem: str, probe_ids: list[str]) -> ProblemRu
     run.stderr = read_log(folder / "stderr.txt")
     if (folder / "exit.json").is_file():
         try:
-            run.exit = read_json(folder / "exit.json", ProblemExit)
+            run.exit = read_model(folder / "exit.json", ProblemExit)
         except InvalidOutput as exc:
             run.invalid.append(str(exc))
     status_path = folder / "import.json"
     if status_path.is_file():
         try:
-            status: ImportStatus = read_json(status_path, ImportStatus)
-            run.import_error = status.import_error
+            run.import_error = read_model(status_path, ImportStatus).import_error
         except InvalidOutput as exc:
             run.invalid.append(str(exc))
-    for probe_id in probe_ids:
-        path = folder / f"{probe_id}.json"
+    budget = MAX_PROBLEM_BYTES
+    for probe_id, probe in probes.items():
+        path, tensors = folder / f"{probe_id}.json", folder / f"{probe_id}.safetensors"
         if not path.is_file():
             continue
+        budget -= path.stat().st_size + (tensors.stat().st_size if tensors.is_file() else 0)
+        if budget < 0:
+            run.invalid.append(f"results over {MAX_PROBLEM_BYTES} bytes, from {probe_id} on")
+            break
         try:
-            data: ProbeData = read_json(path, ProbeData)
-            if data.id != probe_id:
-                raise InvalidOutput(f"{path.name}: holds probe {data.id!r}")
-            run.probes[probe_id] = ProbeResult(
-                data, read_tensors(folder / f"{probe_id}.safetensors")
-            )
+            data = read_model(path, ProbeData)
+            mismatch = nonconformity(data, probe)
+            if mismatch is not None:
+                raise InvalidOutput(f"{path.name}: {mismatch}")
+            loaded = read_tensors(tensors) if tensors.is_file() else {}
+            run.probes[probe_id] = ProbeResult(data, loaded)
         except InvalidOutput as exc:
             run.invalid.append(str(exc))
     return run

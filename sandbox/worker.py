@@ -1,13 +1,20 @@
 """The sandbox worker: runs a candidate's code on the probes the host asked for, writes data back.
 
-Usage: python3 worker.py --job JOB_DIR --submission SUB_DIR --out OUT_DIR [--emit-tar]
+Usage: python3 worker.py --submission SUB_DIR --out OUT_DIR [--emit-tar] < JOB
 
-JOB_DIR holds `job.json` (problems and their probes) and `inputs.safetensors` (every tensor
-the probes name). The worker imports torch once, then forks one child per problem; a child
-imports the candidate's entry file, runs that problem's probes and writes, per probe,
-`OUT_DIR/<problem>/<probe>.json` and `.safetensors`. The child's stdout and stderr go to
-files beside them. The parent writes `OUT_DIR/worker.json` (versions) first, a `started`
-marker before each child, and how each child ended in `OUT_DIR/<problem>/exit.json`.
+The job arrives on stdin, a pipe: an index (each problem's id, timeout and size), then each
+problem's part (its probes as JSON, the tensors they name as safetensors). The worker imports
+torch once, splices each part into a memory file of its own without reading it, then forks one
+child per problem. A child loads its own part, closes every other one, imports the candidate's
+entry file, runs that problem's probes and writes, per probe, `OUT_DIR/<problem>/<probe>.json`
+and `.safetensors`; its stdout and stderr go to files beside them. The parent writes
+`OUT_DIR/worker.json` (versions) first, a `started` marker before each child, and, once every
+process the problem started has been killed and reaped, how it ended in `exit.json`.
+
+With `--emit-tar` the parent streams those files to its stdout as a ustar archive, each as soon
+as it is final, and deletes a problem's files once sent. It is the only process that can write
+there: it is not dumpable (no other process of the user can open its /proc files, memory or
+descriptors) and every child closes the pipe before any candidate code runs.
 
 Nothing here judges anything: the host compares the data with its own reference run. This file
 must stay self-contained (stdlib, torch, safetensors): it is the only grader code in the image,
@@ -26,20 +33,26 @@ import os
 import re
 import reprlib
 import select
+import shutil
 import signal
+import struct
 import sys
 import tarfile
 import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, Any, NamedTuple, cast
 
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load as load_tensors
+from safetensors.torch import save_file
 from torch import nn
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 4
+MAX_INDEX_BYTES = 1 << 20
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
 MAX_MESSAGE = 2000
 MAX_FRAMES = 8
 MAX_OUTPUTS = 16
@@ -403,20 +416,76 @@ def describe_error(
     }
 
 
+# ---------------------------------------------------------------------------- the job
+
+
+class Part(NamedTuple):
+    """One problem of the job: its id, its timeout, and the memory file holding its part."""
+
+    id: str
+    timeout: float
+    fd: int
+
+
+def read_job(fd: int) -> list[Part]:
+    """Read the job stream from the pipe `fd` (see `grader/protocol.py`): the index into memory,
+    each problem's part into its own memory file, never through this process's memory."""
+    (size,) = struct.unpack("<Q", read_exact(fd, 8))
+    if size > MAX_INDEX_BYTES:
+        raise ValueError(f"job index of {size} bytes")
+    index = json.loads(read_exact(fd, size))
+    if index["version"] != PROTOCOL_VERSION:
+        raise ValueError(f"job of protocol {index['version']}, worker {PROTOCOL_VERSION}")
+    parts = [
+        Part(p["id"], float(p["timeout"]), splice_to_memory(fd, int(p["size"]), p["id"]))
+        for p in index["problems"]
+    ]
+    if os.read(fd, 1):
+        raise ValueError("the job stream is longer than its index says")
+    return parts
+
+
+def read_exact(fd: int, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = os.read(fd, size - len(data))
+        if not chunk:
+            raise EOFError("the job stream ended early")
+        data += chunk
+    return data
+
+
+def splice_to_memory(fd: int, size: int, name: str) -> int:
+    """A new memory file holding the next `size` bytes of the pipe `fd`."""
+    memory = os.memfd_create(name, os.MFD_CLOEXEC)
+    left = size
+    while left:
+        moved = os.splice(fd, memory, left)
+        if not moved:
+            raise EOFError("the job stream ended early")
+        left -= moved
+    return memory
+
+
+def load_part(fd: int) -> tuple[dict[str, Json], dict[str, torch.Tensor]]:
+    """A problem's probes and the tensors they name, from its memory file."""
+    data = os.pread(fd, os.fstat(fd).st_size, 0)
+    (size,) = struct.unpack_from("<Q", data)
+    return json.loads(data[8 : 8 + size]), load_tensors(data[8 + size :])
+
+
 # ---------------------------------------------------------------------------- worker process
 
 
-def run_problem(
-    problem: dict[str, Json],
-    inputs: dict[str, torch.Tensor],
-    submission: str,
-    out: Path,
-    data_fd: int,
-) -> None:
-    """Child process: import the candidate's entry file and run every probe of one problem."""
-    os.close(data_fd)
-    os.setsid()
-    folder = out / problem["id"]
+def run_problem(parts: list[Part], submission: str, out: Path, data_fd: int) -> None:
+    """Child process: import the candidate's entry file and run every probe of one problem,
+    the first of `parts` (the parts still open: this one and those of later problems)."""
+    part = parts[0]
+    problem, inputs = load_part(part.fd)
+    for fd in (data_fd, *(p.fd for p in parts)):
+        os.close(fd)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    folder = out / part.id
     for fd, name in ((1, "stdout.txt"), (2, "stderr.txt")):
         target = os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.dup2(target, fd)
@@ -457,41 +526,90 @@ def write_json(path: Path, data: Json) -> None:
     partial.replace(path)
 
 
+def fresh_folder(path: Path) -> None:
+    """An empty directory at `path`, whatever an earlier problem left there."""
+    if path.is_symlink() or (path.exists() and not path.is_dir()):
+        path.unlink()
+    elif path.exists():
+        shutil.rmtree(path)
+    path.mkdir()
+
+
 def wait_child(pid: int, timeout: float) -> tuple[int | None, int | None, bool]:
     """Wait for a child up to `timeout` seconds: (exit code, signal, timed out)."""
-    deadline = time.monotonic() + timeout
     pidfd = os.pidfd_open(pid)
     try:
-        while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                break
-            left = deadline - time.monotonic()
-            if left <= 0:
-                kill_group(pid)
-                os.waitpid(pid, 0)
-                return None, signal.SIGKILL, True
-            select.select([pidfd], [], [], left)
+        ready, _, _ = select.select([pidfd], [], [], timeout)
+        if not ready:
+            os.kill(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
     finally:
         os.close(pidfd)
-    kill_group(pid)
+    if not ready:
+        return None, signal.SIGKILL, True
     if os.WIFSIGNALED(status):
         return None, os.WTERMSIG(status), False
     return os.WEXITSTATUS(status), None, False
 
 
-def kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
+def process_tree() -> dict[int, tuple[int, bool]]:
+    """Every process below this one: pid -> (parent pid, still running), read from /proc."""
+    children: dict[int, list[tuple[int, bool]]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                ppid, running = parent_and_state(int(entry))
+                children.setdefault(ppid, []).append((int(entry), running))
+    below: dict[int, tuple[int, bool]] = {}
+    todo = [os.getpid()]
+    while todo:
+        parent = todo.pop()
+        for pid, running in children.get(parent, []):
+            below[pid] = (parent, running)
+            todo.append(pid)
+    return below
 
 
-def forbid_proc_access() -> None:
-    """Keep children from reopening the parent's file descriptors through /proc."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
-    except (OSError, AttributeError):
-        pass
+def parent_and_state(pid: int) -> tuple[int, bool]:
+    with open(f"/proc/{pid}/stat", "rb") as stat:
+        fields = stat.read().rsplit(b")", 1)[1].split()
+    return int(fields[1]), fields[0] != b"Z"
+
+
+def end_descendants() -> int:
+    """SIGKILL and reap every process left below the worker, however it detached: orphans are
+    this process's children (it is PID 1 or a child subreaper), so none is left when it has no
+    child. Signals go through pidfds, to processes whose parent is still in the tree, so that a
+    recycled pid is never hit. Returns how many were still running."""
+    running: set[int] = set()
+    while True:
+        tree = process_tree()
+        ours = tree.keys() | {os.getpid()}
+        for pid, (_, alive) in tree.items():
+            with contextlib.suppress(OSError):
+                pidfd = os.pidfd_open(pid)
+                try:
+                    if parent_and_state(pid)[0] in ours:
+                        signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+                finally:
+                    os.close(pidfd)
+            if alive:
+                running.add(pid)
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
+            return len(running)
+        time.sleep(0.001)
+
+
+def protect_worker() -> None:
+    """Make this process undumpable, so that no child can open its /proc files (its memory, the
+    result pipe among its descriptors) or ptrace it, and the reaper of every orphan below it."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    for option, value in ((PR_SET_DUMPABLE, 0), (PR_SET_CHILD_SUBREAPER, 1)):
+        if libc.prctl(option, value, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), f"prctl({option}, {value}) failed")
 
 
 class PipeWriter:
@@ -522,15 +640,20 @@ RESULT_FILE = re.compile(
 
 
 class Emitter:
-    """Streams result files to the host as one uncompressed tar, each as soon as it is final,
-    so that what finished before a crash still arrives. Without a stream it only closes `fd`."""
+    """Streams result files to the host as one uncompressed ustar archive, each as soon as it is
+    final, so that what finished before a crash still arrives. Without a stream it only closes
+    `fd` and leaves the files where they are."""
 
     def __init__(self, out: Path, fd: int, stream: bool) -> None:
         self.out = out
         self.file = PipeWriter(fd)
         # "w", not "w|": the stream mode keeps a partial block back until it is closed
         pipe = cast(IO[bytes], self.file)
-        self.tar = tarfile.open(fileobj=pipe, mode="w") if stream else None  # noqa: SIM115
+        self.tar = (
+            tarfile.open(fileobj=pipe, mode="w", format=tarfile.USTAR_FORMAT)  # noqa: SIM115
+            if stream
+            else None
+        )
 
     def send(self, *paths: Path) -> None:
         if self.tar is None:
@@ -541,8 +664,12 @@ class Emitter:
         self.file.flush()
 
     def send_results(self, folder: Path) -> None:
-        """A finished problem's files: only the names the worker itself writes."""
-        self.send(*sorted(p for p in folder.iterdir() if RESULT_FILE.match(p.name)))
+        """A finished problem's files, only the names the worker itself writes, `exit.json` last
+        (a problem whose exit arrived is complete); then, when streaming, delete the folder."""
+        found = [p for p in folder.iterdir() if RESULT_FILE.match(p.name)]
+        self.send(*sorted(found, key=lambda p: (p.name == "exit.json", p.name)))
+        if self.tar is not None:
+            shutil.rmtree(folder)
 
     def close(self) -> None:
         if self.tar is not None:
@@ -552,7 +679,6 @@ class Emitter:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--job", required=True, type=Path)
     parser.add_argument("--submission", required=True)
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--emit-tar", action="store_true")
@@ -560,10 +686,13 @@ def main(argv: list[str] | None = None) -> int:
 
     data_fd = os.dup(1)
     os.dup2(2, 1)
-    forbid_proc_access()
+    protect_worker()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # as PID 1, a child could otherwise send it
     torch.set_num_threads(1)
-    job = json.loads((args.job / "job.json").read_text())
-    inputs = load_file(str(args.job / "inputs.safetensors"))
+    parts = read_job(0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
     submission = os.path.realpath(args.submission)
     emitter = Emitter(args.out, data_fd, args.emit_tar)
     about = {
@@ -573,29 +702,30 @@ def main(argv: list[str] | None = None) -> int:
     }
     write_json(args.out / "worker.json", about)
     emitter.send(args.out / "worker.json")
-    for problem in job["problems"]:
-        folder = args.out / problem["id"]
-        folder.mkdir(parents=True, exist_ok=True)
-        for stale in folder.iterdir():
-            stale.unlink()
+    for index, part in enumerate(parts):
+        folder = args.out / part.id
+        fresh_folder(folder)
         (folder / "started").touch()
         emitter.send(folder / "started")  # from here on, candidate code may have run
         start = time.monotonic()
         pid = os.fork()
         if pid == 0:
             try:
-                run_problem(problem, inputs, submission, args.out, data_fd)
+                run_problem(parts[index:], submission, args.out, data_fd)
             finally:
                 os._exit(70)
-        code, sig, timed_out = wait_child(pid, float(problem["timeout"]))
+        code, sig, timed_out = wait_child(pid, part.timeout)
+        strays = end_descendants()
         ended = {
             "exit_code": code,
             "signal": sig,
             "timed_out": timed_out,
             "seconds": round(time.monotonic() - start, 4),
+            "stray_processes": strays,
         }
         write_json(folder / "exit.json", ended)
         emitter.send_results(folder)
+        os.close(part.fd)
     emitter.close()
     return 0
 

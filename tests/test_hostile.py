@@ -64,3 +64,22 @@ def test_printed_report_is_only_a_log(make_grader: Callable[..., Grader]) -> Non
     problem = grader.grade(HOSTILE / "fake_report").problem("causal_self_attention")
     assert '"score": 16' in problem.stdout
     assert problem.score < 8
+
+
+def test_a_detached_grandchild_ends_with_its_problem(make_grader: Callable[..., Grader]) -> None:
+    """It would SIGKILL the children of later problems; it is killed when its problem ends."""
+    grader = make_grader(["causal_attention", "split_heads"])
+    report = grader.grade(HOSTILE / "detached_grandchild")
+    assert report.total == report.max_total
+    assert report.problem("causal_attention").message == "1 process(es) it left running were killed"
+    assert not leftover_processes(str(grader.workdir))
+
+
+def test_unreadable_results_are_the_candidates_crash(make_grader: Callable[..., Grader]) -> None:
+    grader = make_grader(["split_heads"])
+    for name, reason in (("deep_json", "nested too deeply"), ("many_tensors", "over")):
+        report = grader.grade(HOSTILE / name)
+        problem = report.problem("split_heads")
+        assert problem.status is ProblemStatus.crashed, (name, problem.message)
+        assert "results the grader cannot read" in problem.message and reason in problem.message
+        assert not report.grader_fault

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
-from grader import results
+import pytest
+
+from grader import results, untrusted
 from grader.results import read_problem
+
+ASKED = {"p0": {"id": "p0", "calls": []}, "p1": {"id": "p1", "calls": []}}
 
 
 def probe_json(probe_id: str = "p0", **extra: object) -> str:
@@ -17,30 +22,30 @@ def probe_json(probe_id: str = "p0", **extra: object) -> str:
 def test_well_formed_probe_is_read(tmp_path: Path) -> None:
     (tmp_path / "prob").mkdir()
     (tmp_path / "prob" / "p0.json").write_text(probe_json())
-    run = read_problem(tmp_path, "prob", ["p0"])
+    run = read_problem(tmp_path, "prob", {"p0": ASKED["p0"]})
     assert list(run.probes) == ["p0"] and not run.invalid
 
 
 def test_extra_field_is_rejected(tmp_path: Path) -> None:
     (tmp_path / "prob").mkdir()
     (tmp_path / "prob" / "p0.json").write_text(probe_json(verdict="passed"))
-    run = read_problem(tmp_path, "prob", ["p0"])
+    run = read_problem(tmp_path, "prob", {"p0": ASKED["p0"]})
     assert not run.probes and "verdict" in run.invalid[0]
 
 
 def test_probe_claiming_another_id_is_rejected(tmp_path: Path) -> None:
     (tmp_path / "prob").mkdir()
     (tmp_path / "prob" / "p0.json").write_text(probe_json("p1"))
-    run = read_problem(tmp_path, "prob", ["p0"])
+    run = read_problem(tmp_path, "prob", {"p0": ASKED["p0"]})
     assert not run.probes and "holds probe" in run.invalid[0]
 
 
 def test_oversized_and_garbage_files_are_rejected(tmp_path: Path, monkeypatch: object) -> None:
     (tmp_path / "prob").mkdir()
-    (tmp_path / "prob" / "p0.json").write_text(" " * (results.MAX_JSON_BYTES + 1))
+    (tmp_path / "prob" / "p0.json").write_text(" " * (untrusted.MAX_JSON_BYTES + 1))
     (tmp_path / "prob" / "p1.json").write_text(probe_json("p1"))
     (tmp_path / "prob" / "p1.safetensors").write_bytes(b"\x00pickle\x80\x04")
-    run = read_problem(tmp_path, "prob", ["p0", "p1"])
+    run = read_problem(tmp_path, "prob", ASKED)
     assert not run.probes
     assert len(run.invalid) == 2
 
@@ -48,7 +53,7 @@ def test_oversized_and_garbage_files_are_rejected(tmp_path: Path, monkeypatch: o
 def test_logs_are_capped(tmp_path: Path) -> None:
     (tmp_path / "prob").mkdir()
     (tmp_path / "prob" / "stdout.txt").write_text("x" * 100_000)
-    run = read_problem(tmp_path, "prob", [])
+    run = read_problem(tmp_path, "prob", {})
     assert len(run.stdout) < results.MAX_LOG_CHARS + 100
     assert run.stdout.endswith("[... output truncated]")
 
@@ -56,7 +61,7 @@ def test_logs_are_capped(tmp_path: Path) -> None:
 def test_json_nested_too_deep_is_malformed(tmp_path: Path) -> None:
     (tmp_path / "prob").mkdir()
     (tmp_path / "prob" / "p0.json").write_text("[" * 100_000 + "]" * 100_000)
-    run = read_problem(tmp_path, "prob", ["p0"])
+    run = read_problem(tmp_path, "prob", {"p0": ASKED["p0"]})
     assert not run.probes and "p0.json" in run.invalid[0]
 
 
@@ -66,5 +71,52 @@ def test_outputs_must_match_what_was_returned(tmp_path: Path) -> None:
     for probe_id, (container, length) in {"p0": (None, 1), "p1": ("tuple", 20)}.items():
         returned = {**call, "container": container, "length": length}
         (tmp_path / "prob" / f"{probe_id}.json").write_text(probe_json(probe_id, calls=[returned]))
-    run = read_problem(tmp_path, "prob", ["p0", "p1"])
+    one_call: dict[str, dict[str, Any]] = {
+        probe_id: {"id": probe_id, "calls": [{}]} for probe_id in ("p0", "p1")
+    }
+    run = read_problem(tmp_path, "prob", one_call)
     assert not run.probes and len(run.invalid) == 2
+    assert all("asked for" not in message for message in run.invalid), run.invalid
+
+
+CALL = {"outputs": [], "grads": {}, "trace": [], "seconds": 0.0, "container": "tuple", "length": 0}
+ERROR = {"stage": "call", "call": 1, "type": "ValueError", "message": "", "frames": []}
+
+
+@pytest.mark.parametrize(
+    ("asked", "answer", "message"),
+    [
+        ({"calls": [{}, {}]}, {"calls": [CALL]}, "1 calls, 2 asked for"),
+        ({"calls": []}, {"calls": [CALL]}, "1 calls, 0 asked for"),
+        ({"calls": [{}]}, {"calls": [], "error": ERROR}, "an error at call 1 after 0"),
+        ({"calls": [{}], "inspect": []}, {"calls": [CALL]}, "inspection missing"),
+        ({"calls": [{}], "weights": {}}, {"calls": [CALL]}, "weight loading missing"),
+    ],
+)
+def test_results_that_do_not_answer_the_probe_are_rejected(
+    tmp_path: Path, asked: dict[str, Any], answer: dict[str, Any], message: str
+) -> None:
+    (tmp_path / "prob").mkdir()
+    (tmp_path / "prob" / "p0.json").write_text(probe_json(**answer))
+    run = read_problem(tmp_path, "prob", {"p0": {"id": "p0", **asked}})
+    assert not run.probes and message in run.invalid[0]
+
+
+def test_an_error_after_the_calls_that_finished_is_read(tmp_path: Path) -> None:
+    (tmp_path / "prob").mkdir()
+    (tmp_path / "prob" / "p0.json").write_text(probe_json(calls=[CALL], error=ERROR))
+    run = read_problem(tmp_path, "prob", {"p0": {"id": "p0", "calls": [{}, {}]}})
+    assert list(run.probes) == ["p0"] and not run.invalid
+
+
+def test_a_problems_results_have_a_byte_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "prob").mkdir()
+    for probe_id in ASKED:
+        (tmp_path / "prob" / f"{probe_id}.json").write_text(probe_json(probe_id))
+    budget = len(probe_json("p0")) + 1
+    monkeypatch.setattr(results, "MAX_PROBLEM_BYTES", budget)
+    run = read_problem(tmp_path, "prob", ASKED)
+    assert list(run.probes) == ["p0"]
+    assert run.invalid == [f"results over {budget} bytes, from p1 on"]

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import IO, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -26,14 +28,21 @@ class Limits(BaseModel):
     log_bytes: int = Field(64_000, gt=0, description="Captured stdout/stderr kept per stream.")
 
 
+STOPPED = "stopped: the batch was interrupted"
+
+
 @dataclass(frozen=True)
 class WorkerJob:
-    """One submission's run: the job directory holds `job.json` and `inputs.safetensors`."""
+    """One submission's run: `job` is the stream the worker reads on stdin
+    (`grader/protocol.py`), `outputs` the names of the files it may send back. Setting `stop`
+    ends the run at once."""
 
     submission_dir: Path
-    job_dir: Path
+    job: bytes
     out_dir: Path
     limits: Limits
+    outputs: frozenset[str] = frozenset()
+    stop: threading.Event = field(default_factory=threading.Event)
 
 
 @dataclass
@@ -49,6 +58,16 @@ class WorkerRun:
     environment: dict[str, str] = field(default_factory=dict)
     fault: str | None = None  # set when the backend itself failed (a grader fault)
     output_error: str | None = None  # results rejected: over a cap, malformed or unsafe
+
+
+def feed(pipe: IO[bytes], data: bytes) -> None:
+    """Write `data` to a child's stdin from a daemon thread, then close it."""
+
+    def write() -> None:
+        with contextlib.suppress(OSError), pipe:
+            pipe.write(data)
+
+    threading.Thread(target=write, daemon=True).start()
 
 
 class Backend(Protocol):

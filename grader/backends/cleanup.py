@@ -1,4 +1,9 @@
-"""Remove this process's sandbox containers at exit, on SIGTERM and on Ctrl-C."""
+"""Remove this process's sandbox containers at exit, and make SIGTERM an exception like Ctrl-C.
+
+A signal raises in the main thread (KeyboardInterrupt, SystemExit); `Grader.grade_many` then
+stops its workers, which kill and remove their own containers before it propagates. What is
+still registered at exit is force-removed.
+"""
 
 from __future__ import annotations
 
@@ -35,17 +40,11 @@ def remove_active() -> None:
 
 
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
-    remove_active()
     raise SystemExit(128 + signum)
 
 
-def _on_sigint(signum: int, frame: FrameType | None) -> None:
-    remove_active()
-    raise KeyboardInterrupt
-
-
 def install() -> None:
-    """Register the atexit hook, and signal handlers where Python's defaults are in place."""
+    """Register the atexit hook, and a SIGTERM handler where Python's default is in place."""
     global _installed
     if _installed:
         return
@@ -55,5 +54,3 @@ def install() -> None:
         return
     if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
         signal.signal(signal.SIGTERM, _on_sigterm)
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        signal.signal(signal.SIGINT, _on_sigint)

@@ -2,10 +2,11 @@
 
 The container has no network, a read-only root, no capabilities, a non-root user, and only
 capped tmpfs mounts to write to: /tmp, /out and /dev/shm (POSIX message queues are capped at
-zero bytes). The submission and the job directory are read-only bind mounts, made readable
-for the sandbox user (uid 10001) by adding read bits on the host if they lack them. Results
-leave the container as a tar stream on its stdout (`worker.py --emit-tar`), read with a byte
-cap and extracted safely on the host.
+zero bytes). The submission is a read-only bind mount, made readable for the sandbox user (uid
+10001) by adding read bits on the host if they lack them; the job arrives on stdin. The worker
+is PID 1 (no `--init`): it reaps every orphan, and no process of the container can signal it
+or open its /proc files. Results leave the container as a ustar stream on its stdout
+(`worker.py --emit-tar`), read with a byte cap and extracted by a strict reader of our own.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from grader.backends import cleanup
-from grader.backends.base import Limits, WorkerJob, WorkerRun
+from grader.backends.base import STOPPED, Limits, WorkerJob, WorkerRun, feed
 from grader.backends.dockercli import LABEL, DockerError, docker, docker_binary, engine_reachable
-from grader.backends.tarstream import UnsafeArchiveError, extract_capped
+from grader.backends.ustar import UnsafeArchiveError, extract_results
 from grader.image import DEFAULT_TAG, ImageError, image_exists, image_facts
 
 MIB = 1 << 20
@@ -34,10 +35,12 @@ STARTUP_GRACE_SECONDS = 5.0
 """Added to `Limits.wall_seconds` for creating and starting the container."""
 SHM_MB = 8
 MAX_MEMBERS = 4096
-"""Most files + directories accepted from one worker's output."""
+"""Most files accepted from one worker's output."""
+EXTRACT_SECONDS = 60.0
+"""Time allowed for reading the result stream, after the container ended."""
 WORKER_COMMAND: tuple[str, ...] = (
     "python3", "/opt/worker/worker.py",
-    "--job", "/job", "--submission", "/submission", "--out", "/out", "--emit-tar",
+    "--submission", "/submission", "--out", "/out", "--emit-tar",
 )  # fmt: skip
 SANDBOX_ENV: dict[str, str] = {
     "HOME": "/tmp",
@@ -62,13 +65,12 @@ def run_arguments(
 ) -> list[str]:
     """The `docker run` arguments (after `docker`) for one job's container."""
     lim = job.limits
-    submission, job_dir = job.submission_dir.resolve(), job.job_dir.resolve()
-    for path in (submission, job_dir):
-        if any(c in str(path) for c in ',"\n'):
-            raise ValueError(f"unsupported character in mount path {path}")
+    submission = job.submission_dir.resolve()
+    if any(c in str(submission) for c in ',"\n'):
+        raise ValueError(f"unsupported character in mount path {submission}")
     args = [
         "run", "--name", name, "--label", f"{LABEL}=1", "--pull", "never",
-        "--init", "--interactive=false", "--log-driver", "none",
+        "--interactive", "--log-driver", "none",
         "--network", "none", "--hostname", "sandbox",
         "--read-only",
         "--tmpfs", f"/tmp:rw,noexec,nosuid,nodev,size={lim.tmpfs_mb}m,mode=1777",
@@ -77,7 +79,6 @@ def run_arguments(
         f"uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0700",
         "--shm-size", f"{SHM_MB}m",
         "--mount", f"type=bind,source={submission},target=/submission,readonly",
-        "--mount", f"type=bind,source={job_dir},target=/job,readonly",
         "--memory", f"{lim.memory_mb}m", "--memory-swap", f"{lim.memory_mb}m",
         "--cpus", f"{lim.cpus:g}",
         "--pids-limit", str(lim.pids),
@@ -147,6 +148,20 @@ class _Drain(threading.Thread):
                 self.overflow.set()
 
 
+def _end_container(proc: subprocess.Popen[bytes], name: str) -> None:
+    """Kill the container and wait for its client, removing it if the client outlives the kill:
+    a container that `docker run` created after the kill would otherwise run on."""
+    docker(["kill", name], check=False)
+    for _ in range(60):
+        try:
+            proc.wait(timeout=0.5)
+            return
+        except subprocess.TimeoutExpired:
+            docker(["rm", "--force", name], check=False)
+    proc.kill()
+    proc.wait()
+
+
 class DockerBackend:
     """Backend that runs `sandbox/worker.py` inside the sandbox image."""
 
@@ -171,13 +186,13 @@ class DockerBackend:
         """Run one container to completion and extract its result stream into `job.out_dir`.
 
         `stdout` stays empty unless the stream was rejected (`output_error`); then it holds
-        the stream's first `log_bytes`, decoded. `fault` means the container never ran.
+        the stream's first `log_bytes`, decoded. `fault` means the container never ran or the
+        run was stopped (`job.stop`).
         """
         name = f"attention-grader-{uuid.uuid4().hex[:16]}"
         env = {"backend": self.name, "image": self.image, "container": name}
         try:
             job.out_dir.mkdir(parents=True, exist_ok=True)
-            _make_readable(job.job_dir)
             _make_readable(job.submission_dir)
             argv = [docker_binary(), *run_arguments(job, name, self.image, self.command)]
         except (OSError, ValueError, DockerError) as exc:
@@ -185,7 +200,7 @@ class DockerBackend:
         with tempfile.TemporaryFile(prefix="grader-stdout-") as tar:
             cleanup.register(name)
             try:
-                run = self._run_container(argv, name, job.limits, tar)
+                run = self._run_container(argv, name, job, tar)
             finally:
                 try:
                     docker(["rm", "--force", name], check=False)
@@ -198,17 +213,21 @@ class DockerBackend:
         return run
 
     def _run_container(
-        self, argv: list[str], name: str, limits: Limits, tar: IO[bytes]
+        self, argv: list[str], name: str, job: WorkerJob, tar: IO[bytes]
     ) -> WorkerRun:
+        limits = job.limits
         start = time.monotonic()
+        if job.stop.is_set():
+            return WorkerRun(exit_code=None, fault=STOPPED)
         proc = subprocess.Popen(
             argv,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
         )
-        assert proc.stdout is not None and proc.stderr is not None
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        feed(proc.stdin, job.job)
         out = _Drain(proc.stdout, stdout_cap(limits), sink=tar)
         err = _Drain(proc.stderr, limits.log_bytes)
         out.start()
@@ -216,19 +235,14 @@ class DockerBackend:
         deadline = start + limits.wall_seconds + STARTUP_GRACE_SECONDS
         timed_out = False
         while proc.poll() is None:
-            if out.overflow.is_set():
+            if out.overflow.is_set() or job.stop.is_set():
                 break
             if time.monotonic() >= deadline:
                 timed_out = True
                 break
             out.overflow.wait(0.05)
         if proc.poll() is None:
-            docker(["kill", name], check=False)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            _end_container(proc, name)
         elapsed = time.monotonic() - start
         out.join(timeout=30)
         err.join(timeout=30)
@@ -238,6 +252,9 @@ class DockerBackend:
             wall_seconds=elapsed,
             stderr=err.head.decode("utf-8", errors="replace"),
         )
+        if job.stop.is_set():
+            run.fault = STOPPED
+            return run
         if out.overflow.is_set():
             run.output_error = f"stdout exceeded {out.keep} bytes"
         if proc.returncode == 0 and not timed_out:
@@ -266,12 +283,14 @@ class DockerBackend:
     def _extract(tar: IO[bytes], job: WorkerJob, run: WorkerRun) -> None:
         limits = job.limits
         try:
-            extract_capped(
+            extract_results(
                 tar,
                 job.out_dir,
+                job.outputs,
                 max_bytes=limits.output_mb * MIB,
                 max_file_bytes=limits.file_size_mb * MIB,
                 max_members=MAX_MEMBERS,
+                seconds=EXTRACT_SECONDS,
             )
         except UnsafeArchiveError as exc:
             rejected = f"result stream rejected: {exc}"

@@ -1,8 +1,9 @@
 """The local backend: the worker as a subprocess with rlimits. NOT a security boundary.
 
 It keeps a runaway submission from taking the machine down (CPU, memory, file size, process
-count, a wall clock that kills the whole process group) and hides the host's environment, but
-the candidate's code runs as your user and can read whatever you can. Use it for your own
+count, a wall clock that kills the whole process group) and hides the host's environment, and
+the worker kills every process a problem started before the next one runs; but the candidate's
+code runs as your user and can read whatever you can. Use it for your own
 code, for tests, and where no Docker engine runs; grade untrusted code with `--backend docker`.
 Given a `user` (the grader running as root, e.g. in a Gradescope container), the worker runs
 as that unprivileged account: it cannot read or write what only root can, and every process
@@ -29,7 +30,7 @@ import time
 from pathlib import Path
 
 from grader.backends import launch
-from grader.backends.base import Limits, WorkerJob, WorkerRun
+from grader.backends.base import STOPPED, Limits, WorkerJob, WorkerRun, feed
 from grader.paths import WORKER_FILE
 
 
@@ -79,6 +80,20 @@ def sweep(user: pwd.struct_passwd) -> None:
     )
 
 
+def wait_or_stop(proc: subprocess.Popen[bytes], deadline: float, stop: threading.Event) -> bool:
+    """Wait for `proc` until the deadline or until `stop` is set; True if the deadline passed."""
+    while not stop.is_set():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return True
+        try:
+            proc.wait(timeout=min(0.05, left))
+            return False
+        except subprocess.TimeoutExpired:
+            continue
+    return False
+
+
 def read_capped(path: Path, limit: int) -> str:
     with path.open("rb") as handle:
         data = handle.read(limit + 1)
@@ -89,8 +104,7 @@ def read_capped(path: Path, limit: int) -> str:
 def hand_over(readable: list[Path], writable: list[Path], user: pwd.struct_passwd) -> None:
     """Let `user` traverse (not list) the folders above these paths, and own the writable ones.
 
-    The readable trees are the grader's own copies (world-readable files); the job's inputs may
-    be a hard link to the batch's file, so they are never chowned."""
+    The readable trees are the grader's own copies (world-readable files), never chowned."""
     for top in readable + writable:
         for parent in top.resolve().parents:
             mode = parent.stat().st_mode
@@ -143,8 +157,6 @@ class LocalBackend:
             sys.executable,
             "-I",
             str(WORKER_FILE),
-            "--job",
-            str(job.job_dir),
             "--submission",
             str(job.submission_dir),
             "--out",
@@ -153,24 +165,24 @@ class LocalBackend:
         processes = process_count(os.getuid() if user is None else user.pw_uid) + limits.pids
         job.out_dir.mkdir(parents=True, exist_ok=True)
         if user is not None:
-            hand_over([job.submission_dir, job.job_dir], [job.out_dir, worker_home], user)
+            hand_over([job.submission_dir], [job.out_dir, worker_home], user)
         stdout_path, stderr_path = Path(home) / "stdout", Path(home) / "stderr"
         start = time.monotonic()
         with stdout_path.open("wb") as out, stderr_path.open("wb") as err:
             proc = subprocess.Popen(
                 launched(worker, rlimits(limits, processes), user),
-                stdin=subprocess.DEVNULL,
+                stdin=subprocess.PIPE,
                 stdout=out,
                 stderr=err,
                 env=env,
                 cwd=job.submission_dir,
                 start_new_session=True,
             )
+            assert proc.stdin is not None
             timed_out = False
             try:
-                proc.wait(timeout=limits.wall_seconds)
-            except subprocess.TimeoutExpired:
-                timed_out = True
+                feed(proc.stdin, job.job)
+                timed_out = wait_or_stop(proc, start + limits.wall_seconds, job.stop)
             finally:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(proc.pid, signal.SIGKILL)
@@ -181,6 +193,7 @@ class LocalBackend:
             wall_seconds=time.monotonic() - start,
             stdout=read_capped(stdout_path, limits.log_bytes),
             stderr=read_capped(stderr_path, limits.log_bytes),
+            fault=STOPPED if job.stop.is_set() else None,
         )
         shutil.rmtree(home, ignore_errors=True)
         return run

@@ -11,10 +11,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from grader.backends.dockercli import engine_reachable, grader_containers
-from grader.image import DEFAULT_TAG, image_exists
-
-IMAGE = os.environ.get("GRADER_DOCKER_IMAGE", DEFAULT_TAG)
+from grader.backends.dockercli import engine_reachable
+from grader.image import image_exists
+from tests.docker.engine import IMAGE, sandbox_containers
 
 
 @pytest.fixture(scope="session")
@@ -37,4 +36,4 @@ def _no_leftover_containers(request: pytest.FixtureRequest) -> Iterator[None]:
     """Every docker test must leave no grader container behind."""
     yield
     if request.node.get_closest_marker("docker") and engine_reachable():
-        assert grader_containers() == []
+        assert sandbox_containers() == []

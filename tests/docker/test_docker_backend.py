@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import torch
 from click.testing import CliRunner
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file
 
 from grader import sandbox_cli
 from grader.backends.base import Limits, WorkerJob, WorkerRun
@@ -28,10 +28,12 @@ from grader.backends.docker import (
     DockerBackend,
     unavailable_reason,
 )
-from grader.backends.dockercli import docker, grader_containers
+from grader.backends.dockercli import docker
 from grader.image import file_sha256
 from grader.paths import ROOT as REPO_ROOT
 from grader.paths import WORKER_FILE
+from grader.protocol import encode_job, problem_part, result_names
+from tests.docker.engine import sandbox_containers
 
 pytestmark = pytest.mark.docker
 MIB = 1 << 20
@@ -46,11 +48,18 @@ PRELUDE = textwrap.dedent(
 
     def emit():
         out = os.fdopen(1, "wb", closefd=False)
-        with tarfile.open(fileobj=out, mode="w|") as archive:
-            archive.add("/out", arcname=".")
+        with tarfile.open(fileobj=out, mode="w|", format=tarfile.USTAR_FORMAT) as archive:
+            for folder, _, files in os.walk("/out"):
+                for name in files:
+                    path = os.path.join(folder, name)
+                    archive.add(path, arcname=os.path.relpath(path, "/out"))
         out.flush()
     """
 )
+OUTPUTS = frozenset({"result.json", "p1/probe.safetensors"})
+
+
+PAYLOAD_COMMAND = ("python3", "/submission/payload.py")
 
 
 @dataclass
@@ -61,12 +70,11 @@ class Sandbox:
     root: Path
 
     def run(self, payload: str, limits: Limits | None = None) -> tuple[WorkerRun, Path]:
-        job_dir, sub_dir, out_dir = (self.root / n for n in ("job", "submission", "out"))
-        for d in (job_dir, sub_dir):
-            d.mkdir(exist_ok=True)
-        (job_dir / "payload.py").write_text(PRELUDE + textwrap.dedent(payload))
-        backend = DockerBackend(self.image, command=("python3", "/job/payload.py"))
-        job = WorkerJob(sub_dir, job_dir, out_dir, limits or Limits())
+        sub_dir, out_dir = self.root / "submission", self.root / "out"
+        sub_dir.mkdir(exist_ok=True)
+        (sub_dir / "payload.py").write_text(PRELUDE + textwrap.dedent(payload))
+        backend = DockerBackend(self.image, command=PAYLOAD_COMMAND)
+        job = WorkerJob(sub_dir, b"", out_dir, limits or Limits(), OUTPUTS)
         return backend.run(job), out_dir
 
 
@@ -191,7 +199,7 @@ def test_only_tmp_out_and_shm_are_writable(sandbox: Sandbox) -> None:
                 if os.access(dirpath, os.W_OK):
                     writable.append(dirpath)
         attempts = {}
-        for d in ("/", "/etc", "/opt/worker", "/opt/venv/lib", "/job", "/submission",
+        for d in ("/", "/etc", "/opt/worker", "/opt/venv/lib", "/submission",
                   "/var/tmp", "/root", "/dev"):
             try:
                 open(os.path.join(d, "x"), "w").close()
@@ -400,37 +408,53 @@ def test_unsafe_result_stream_is_rejected(sandbox: Sandbox, tmp_path: Path) -> N
     assert list(out.iterdir()) == []
 
 
+def test_pax_header_on_the_result_stream_is_rejected_at_once(sandbox: Sandbox) -> None:
+    """CVE-2024-6232: Python's tarfile spends hours on an 8 MiB pax header of digits."""
+    run, out = sandbox.run(
+        """
+        import io
+        archive = tarfile.open(fileobj=os.fdopen(1, "wb", closefd=False), mode="w|")
+        bomb = tarfile.TarInfo("result.json")
+        bomb.type, bomb.size = tarfile.XHDTYPE, 8 << 20
+        archive.addfile(bomb, io.BytesIO(b"9" * bomb.size))
+        archive.close()
+        """
+    )
+    assert run.exit_code == 0
+    assert run.output_error is not None and "not a regular file" in run.output_error
+    assert list(out.iterdir()) == []
+    assert run.wall_seconds < 20
+
+
 def test_missing_image_is_a_grader_fault(sandbox_image: str, tmp_path: Path) -> None:
-    for d in ("job", "sub"):
-        (tmp_path / d).mkdir()
+    (tmp_path / "sub").mkdir()
     missing = f"attention-grader-missing-{uuid.uuid4().hex[:8]}:none"
     assert unavailable_reason(sandbox_image) is None
     assert "missing" in (unavailable_reason(missing) or "")
     backend = DockerBackend(missing)
-    run = backend.run(WorkerJob(tmp_path / "sub", tmp_path / "job", tmp_path / "out", Limits()))
+    run = backend.run(WorkerJob(tmp_path / "sub", b"", tmp_path / "out", Limits()))
     assert run.exit_code is None
     assert run.fault is not None and "did not start" in run.fault
     assert "image_error" in backend.describe()
 
 
 def test_sigterm_to_the_host_removes_the_container(sandbox: Sandbox, tmp_path: Path) -> None:
-    for d in ("job", "sub"):
-        (tmp_path / d).mkdir()
-    (tmp_path / "job" / "payload.py").write_text("while True:\n    pass\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "payload.py").write_text("while True:\n    pass\n")
     host = textwrap.dedent(
         f"""
         from pathlib import Path
         from grader.backends.base import Limits, WorkerJob
         from grader.backends.docker import DockerBackend
         root = Path({str(tmp_path)!r})
-        backend = DockerBackend({sandbox.image!r}, command=("python3", "/job/payload.py"))
-        backend.run(WorkerJob(root / "sub", root / "job", root / "out", Limits(wall_seconds=120)))
+        backend = DockerBackend({sandbox.image!r}, command={PAYLOAD_COMMAND!r})
+        backend.run(WorkerJob(root / "sub", b"", root / "out", Limits(wall_seconds=120)))
         """
     )
     proc = subprocess.Popen([sys.executable, "-c", host], cwd=REPO_ROOT)
     try:
         deadline = time.monotonic() + 30
-        while not grader_containers():
+        while not sandbox_containers():
             assert time.monotonic() < deadline, "container never appeared"
             assert proc.poll() is None, "host exited early"
             time.sleep(0.2)
@@ -439,19 +463,17 @@ def test_sigterm_to_the_host_removes_the_container(sandbox: Sandbox, tmp_path: P
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert grader_containers() == []
+    assert sandbox_containers() == []
 
 
 def real_worker_job(root: Path, entry_source: str, limits: Limits) -> WorkerJob:
     """A one-problem job for the real worker whose entry file is `entry_source`."""
-    job_dir, sub_dir = root / "job", root / "submission"
-    job_dir.mkdir()
+    sub_dir = root / "submission"
     sub_dir.mkdir()
     (sub_dir / "p.py").write_text(entry_source)
     problem = {"id": "p", "entry": "p.py", "probes": [], "traces": [], "timeout": 3}
-    (job_dir / "job.json").write_text(json.dumps({"problems": [problem]}))
-    save_file({"unused": torch.zeros(1)}, str(job_dir / "inputs.safetensors"))
-    return WorkerJob(sub_dir, job_dir, root / "out", limits)
+    job = encode_job([problem_part(problem, {"unused": torch.zeros(1)})])
+    return WorkerJob(sub_dir, job, root / "out", limits, result_names({"p": []}))
 
 
 def test_real_worker_reports_a_hung_problem(sandbox_image: str, tmp_path: Path) -> None:
@@ -477,8 +499,8 @@ def test_real_worker_contains_200_mb_of_printing(sandbox_image: str, tmp_path: P
 
 def test_sandbox_clean_removes_leftover_containers(sandbox_image: str) -> None:
     leftover = docker(["create", "--label", "attention-grader=1", sandbox_image]).strip()
-    assert leftover in grader_containers()
+    assert leftover in sandbox_containers()
     result = CliRunner().invoke(sandbox_cli.sandbox, ["clean"])
     assert result.exit_code == 0, result.output
     assert "removed 1 container(s)" in result.output
-    assert grader_containers() == []
+    assert sandbox_containers() == []

@@ -1,0 +1,20 @@
+"""The image under test (GRADER_DOCKER_IMAGE) and the containers made from it.
+
+Containers are counted by label and image, so that graders running other images on the same
+engine do not disturb the tests."""
+
+from __future__ import annotations
+
+import os
+
+from grader.backends.dockercli import LABEL, docker
+from grader.image import DEFAULT_TAG
+
+IMAGE = os.environ.get("GRADER_DOCKER_IMAGE", DEFAULT_TAG)
+
+
+def sandbox_containers() -> list[str]:
+    """Ids of the grader's containers, running or not, made from the image under test."""
+    listing = ["ps", "--all", "--no-trunc", "--filter", f"label={LABEL}"]
+    lines = docker([*listing, "--format", "{{.ID}} {{.Image}}"]).splitlines()
+    return [line.split()[0] for line in lines if line.split()[1:] == [IMAGE]]

@@ -1,0 +1,124 @@
+"""Attacks written against the grader's own design, in the real sandbox: each hostile submission
+is graded beside the complete example, which must keep full marks, and leaves no container."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from grader.backends.docker import DockerBackend
+from grader.catalog import Catalog
+from grader.grade import Grader
+from grader.report import ProblemStatus, SubmissionReport
+from tests.conftest import ROOT
+from tests.docker.engine import sandbox_containers
+
+pytestmark = pytest.mark.docker
+
+HOSTILE = ROOT / "tests" / "hostile"
+CONTROL = ROOT / "submissions" / "complete"
+
+
+def grade_beside_the_control(image: str, attack: str) -> tuple[SubmissionReport, float]:
+    """The attack's report and the batch's wall time; the control must score 177/177."""
+    catalog = Catalog()
+    grader = Grader(catalog, list(catalog.problems.values()), DockerBackend(image), seed=3)
+    start = time.monotonic()
+    try:
+        report, control = grader.grade_many([HOSTILE / attack, CONTROL], jobs=2)
+    finally:
+        grader.close()
+    assert control.total == control.max_total == 177, control.problems
+    assert not report.grader_fault, report.problems
+    return report, time.monotonic() - start
+
+
+def test_no_process_but_the_worker_can_write_the_result_stream(sandbox_image: str) -> None:
+    """Writing an 8 MiB pax header to /proc/1/fd/1 (docker-init's stdout) made Python's tarfile
+    on the host spin for hours (CVE-2024-6232); now PID 1 is the worker, which no process of
+    the container can open, and the host reads only plain ustar."""
+    report, seconds = grade_beside_the_control(sandbox_image, "result_channel")
+    problem = report.problem("causal_self_attention")
+    assert problem.score == problem.max_score, problem.message
+    assert "PermissionError" in problem.stdout and "written" not in problem.stdout
+    assert seconds < 60
+
+
+def test_a_detached_grandchild_cannot_reach_a_later_problem(sandbox_image: str) -> None:
+    """It left its session and its parent to SIGKILL the children of later problems."""
+    report, _ = grade_beside_the_control(sandbox_image, "detached_grandchild")
+    causal, later = report.problem("causal_attention"), report.problem("split_heads")
+    assert causal.score == causal.max_score
+    assert causal.message == "1 process(es) it left running were killed"
+    assert (later.status, later.score) == (ProblemStatus.graded, later.max_score), later.message
+
+
+@pytest.mark.parametrize(
+    ("attack", "reason"),
+    [("deep_json", "nested too deeply"), ("many_tensors", "over")],
+)
+def test_unreadable_results_are_the_candidates_crash(
+    sandbox_image: str, attack: str, reason: str
+) -> None:
+    """A probe file nested 100000 deep, or a 62 MB safetensors header of 1.1 M tensors."""
+    report, seconds = grade_beside_the_control(sandbox_image, attack)
+    problem = report.problem("split_heads")
+    assert problem.status is ProblemStatus.crashed
+    assert "results the grader cannot read" in problem.message and reason in problem.message
+    assert seconds < 60
+
+
+def test_a_problem_sees_only_its_own_probes(sandbox_image: str) -> None:
+    """The spy searched the filesystem, every process's descriptors and memory, and its own
+    memory, for the tensor names of every problem of the job."""
+    report, _ = grade_beside_the_control(sandbox_image, "reads_job")
+    stdout = report.problem("causal_attention").stdout
+    spy = json.loads(stdout.split("SPY ", 1)[1].splitlines()[0])
+    assert spy["found"] == {"causal_attention": ["own memory"]}
+    assert spy["errors"] == {"fd 1": "PermissionError", "mem 1": "PermissionError"}
+    for other in ("self_attention", "split_heads"):
+        assert report.problem(other).score == report.problem(other).max_score
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("running", [1, 2])
+def test_a_signal_stops_the_batch_and_leaves_no_container(
+    sandbox_image: str, tmp_path: Path, sig: signal.Signals, running: int
+) -> None:
+    """Ctrl-C or SIGTERM while one container starts or while two run: the grader exits within
+    seconds, writes no report, and no container is left or started after."""
+    batch = tmp_path / "batch"
+    for copy in range(4):
+        shutil.copytree(HOSTILE / "infinite_loop", batch / f"loop{copy}")
+    command = [
+        sys.executable, "-c", "from grader.cli import cli; cli()", "grade", str(batch),
+        "--backend", "docker", "--image", sandbox_image, "--jobs", "2",
+        "--problem", "causal_self_attention", "--out", str(tmp_path / "reports"),
+    ]  # fmt: skip
+    proc = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while len(sandbox_containers()) < running:
+            assert time.monotonic() < deadline, "the containers never appeared"
+            assert proc.poll() is None, "the grader exited early"
+            time.sleep(0.2)
+        sent = time.monotonic()
+        proc.send_signal(sig)
+        proc.wait(timeout=30)
+        stopped = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode != 0
+    assert stopped < 10, stopped
+    assert sandbox_containers() == []
+    time.sleep(2)
+    assert sandbox_containers() == [], "a container was started after the signal"
+    assert not list((tmp_path / "reports").glob("loop*.json"))

@@ -1,0 +1,88 @@
+"""Decoding candidate-written JSON and safetensors: every cap holds before anything is built,
+and every failure is an `InvalidOutput`, never a crash of the grader."""
+
+from __future__ import annotations
+
+import json
+import struct
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import save_file
+
+from grader import untrusted
+from grader.untrusted import InvalidOutput, depth, parse_json, read_tensors
+
+
+def test_json_nested_100000_deep_is_invalid_not_a_crash() -> None:
+    with pytest.raises(InvalidOutput, match="nested too deeply"):
+        parse_json(b"[" * 100_000 + b"]" * 100_000, "p0.json")
+
+
+def test_json_depth_is_capped_below_the_recursion_limit() -> None:
+    limit = untrusted.MAX_JSON_DEPTH
+    assert depth(parse_json(b"[" * limit + b"]" * limit, "ok")) == limit
+    with pytest.raises(InvalidOutput, match=f"over {limit} deep"):
+        parse_json(b'{"a":' * (limit + 1) + b"1" + b"}" * (limit + 1), "deep")
+    assert depth({"a": [1, {"b": []}], "c": "x"}) == 4
+    assert depth(3) == 0
+
+
+@pytest.mark.parametrize("raw", [b"{", b"\xff\xfe", b"1" * 5000, b""])
+def test_malformed_json_is_invalid(raw: bytes) -> None:
+    with pytest.raises(InvalidOutput):
+        parse_json(raw, "p0.json")
+
+
+def test_well_formed_tensors_are_read(tmp_path: Path) -> None:
+    save_file({"a": torch.arange(6.0).reshape(2, 3)}, str(tmp_path / "t.safetensors"))
+    assert read_tensors(tmp_path / "t.safetensors")["a"].tolist() == [[0, 1, 2], [3, 4, 5]]
+
+
+def safetensors_file(path: Path, header: bytes, body: bytes = b"") -> Path:
+    path.write_bytes(struct.pack("<Q", len(header)) + header + body)
+    return path
+
+
+def entries(count: int, shape: list[object] | None = None) -> bytes:
+    entry = json.dumps({"dtype": "U8", "shape": shape or [0], "data_offsets": [0, 0]})
+    return ("{" + ",".join(f'"{i:x}":{entry}' for i in range(count)) + "}").encode()
+
+
+def test_a_million_empty_tensors_are_refused_before_loading(tmp_path: Path) -> None:
+    """The attack: 1.1 M empty tensors in a 62 MB header took 3 GB and 2 minutes to load."""
+    bomb = safetensors_file(tmp_path / "bomb.safetensors", entries(1_100_000))
+    start = time.monotonic()
+    with pytest.raises(InvalidOutput, match=r"over the limit|a header of"):
+        read_tensors(bomb)
+    assert time.monotonic() - start < 0.5
+
+
+@pytest.mark.parametrize(
+    ("header", "message"),
+    [
+        (entries(untrusted.MAX_TENSORS + 1), "tensors, over"),
+        (entries(1, [1] * (untrusted.MAX_DIMS + 1)), "a tensor of shape"),
+        (entries(1, [0, "x"]), "deserializing"),  # safetensors' own checks
+        (b"[1, 2]", "not an object"),
+        (b'{"a":' * 40 + b"1" + b"}" * 40, "nested over"),
+    ],
+    ids=["count", "dims", "shape", "list", "depth"],
+)
+def test_headers_over_a_cap_or_malformed_are_invalid(
+    tmp_path: Path, header: bytes, message: str
+) -> None:
+    with pytest.raises(InvalidOutput, match=message):
+        read_tensors(safetensors_file(tmp_path / "t.safetensors", header))
+
+
+def test_header_length_is_checked_before_it_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "t.safetensors"
+    path.write_bytes(struct.pack("<Q", 1 << 60) + b"{}")
+    with pytest.raises(InvalidOutput, match="a header of"):
+        read_tensors(path)
+    path.write_bytes(b"\x01")
+    with pytest.raises(InvalidOutput, match="not a safetensors file"):
+        read_tensors(path)
