@@ -17,6 +17,7 @@ from grader.backends.docker import DockerBackend
 from grader.catalog import Catalog
 from grader.grade import Grader
 from grader.report import ProblemStatus, SubmissionReport
+from tests import whole
 from tests.conftest import ROOT
 from tests.docker.engine import sandbox_containers
 
@@ -27,7 +28,7 @@ CONTROL = ROOT / "submissions" / "complete"
 
 
 def grade_beside_the_control(image: str, attack: str) -> tuple[SubmissionReport, float]:
-    """The attack's report and the batch's wall time; the control must score 177/177."""
+    """The attack's report and the batch's wall time; the control must score full marks."""
     catalog = Catalog()
     grader = Grader(catalog, list(catalog.problems.values()), DockerBackend(image), seed=3)
     start = time.monotonic()
@@ -35,7 +36,7 @@ def grade_beside_the_control(image: str, attack: str) -> tuple[SubmissionReport,
         report, control = grader.grade_many([HOSTILE / attack, CONTROL], jobs=2)
     finally:
         grader.close()
-    assert control.total == control.max_total == 177, control.problems
+    assert control.total == control.max_total == whole.full_marks(Catalog()), control.problems
     assert not report.grader_fault, report.problems
     return report, time.monotonic() - start
 
