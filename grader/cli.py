@@ -7,16 +7,12 @@ import os
 import secrets
 import sys
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import click
 
 from grader.backends.select import BackendUnavailable, make_backend
-from grader.catalog import Catalog, Problem
-from grader.console import print_feedback, print_outcomes, print_scores, progress
 from grader.course import CourseError, load_course, reveal_after_due
-from grader.exports import ExportError, open_export
-from grader.grade import Grader
 from grader.gradescope_cli import gradescope
 from grader.render.junit import SuiteBy
 from grader.render.outputs import FORMATS, Options, read_reports, write_outputs
@@ -26,10 +22,17 @@ from grader.resume import SeedMismatch, batch_seed, saved_report
 from grader.sandbox_cli import sandbox
 from grader.spec import SpecError, Visibility
 
+if TYPE_CHECKING:
+    from grader.catalog import Catalog, Problem
+
+# Commands import what runs tensors (the catalog's checks, grading) when they run, so that
+# `--help`, `schema`, `report` and `sandbox` start without importing torch.
 BACKENDS = click.Choice(["docker", "local"])
 
 
 def load_catalog(problems: tuple[str, ...] = ()) -> tuple[Catalog, list[Problem]]:
+    from grader.catalog import Catalog
+
     try:
         catalog = Catalog()
         return catalog, catalog.select(list(problems))
@@ -185,6 +188,7 @@ def check(
     Hidden checks are not run here: their number and worth are shown, they count when graded.
     Exit status: 0 when every check run here passed, 1 otherwise, 2 on a grader error.
     """
+    from grader.console import print_feedback
     from grader.selfcheck import NothingToCheck, attempted, check_submission
 
     catalog, selected = load_catalog(problems)
@@ -278,6 +282,10 @@ def grade(
 ) -> None:
     """Grade PATH: one submission, or a folder of them (sub-folders or zip files), a Gradescope
     export (folder or zip) or a folder of cloned Classroom repositories."""
+    from grader.console import print_scores, progress
+    from grader.exports import ExportError, open_export
+    from grader.grade import Grader
+
     catalog, selected = load_catalog(problems)
     try:
         export = click.get_current_context().with_resource(open_export(path, catalog))
@@ -374,6 +382,8 @@ def report(
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=os.cpu_count() or 1)
 def validate(problems: tuple[str, ...], backend: str, seed: int, jobs: int) -> None:
     """Prove the hidden checks: references pass, starters and mutants do not."""
+    from grader.catalog import Catalog
+    from grader.console import print_outcomes
     from grader.validate import validate_problems
 
     try:

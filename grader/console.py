@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich import box
 from rich.columns import Columns
@@ -23,7 +24,9 @@ from rich.text import Text
 from grader.render.safe import terminal as escape
 from grader.render.text import details_once, fraction, num, problem_note
 from grader.report import CheckStatus, ProblemReport, ProblemStatus, SubmissionReport
-from grader.validate import Outcome
+
+if TYPE_CHECKING:
+    from grader.validate import Outcome
 
 # The statuses whose score is starred in the table, and what the note under it calls them.
 SHORT = {

@@ -7,6 +7,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -279,3 +280,20 @@ def test_formats_take_commas(tmp_path: Path) -> None:
     code, text = run("report", str(tmp_path), "--format", "markdown,junit", "--format", "html")
     assert code == 0, text
     assert all((tmp_path / name).is_file() for name in ("summary.md", "junit.xml", "report.html"))
+
+
+@pytest.mark.parametrize("args", [["--help"], ["schema"], ["sandbox", "--help"], ["report"]])
+def test_commands_that_run_no_tensors_start_without_torch(args: list[str], tmp_path: Path) -> None:
+    """Importing torch takes about a second: commands that run no tensors never import it."""
+    if args == ["report"]:
+        write_report(sample_reports()[0], tmp_path)
+        args = ["report", str(tmp_path)]
+    code = (
+        "import sys\nfrom grader.cli import cli\n"
+        f"try:\n    cli({args!r})\nexcept SystemExit as exit:\n    assert not exit.code, exit\n"
+        "print('torch imported:', 'torch' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    assert out.stdout.strip().endswith("torch imported: False"), out.stdout[-300:]
