@@ -23,7 +23,14 @@ from grader.checks.returned import (
 from grader.diagnose import locate
 from grader.plan import Plan
 from grader.report import CheckStatus, Diagnosis
-from grader.results import CallResult, ProbeData, ProbeResult, ProblemRun, TensorOut, ValueOut
+from grader.results import (
+    CallResult,
+    ProbeResult,
+    ProblemRun,
+    TensorOut,
+    ValueOut,
+    nonconformity,
+)
 from grader.spec import Arg, CheckSpec, Config, ModuleArg, ProblemSpec, TensorArg
 
 
@@ -118,9 +125,9 @@ class Context:
                 "import": "importing the file raised",
             }[error.stage]
             raise Failure(f"{stage}: {error.summary()}", CheckStatus.error)
-        gap = incomplete(result.data, self.plan.probes[probe_id])
-        if gap:
-            raise Failure(malformed(f"{probe_id} {gap}"), CheckStatus.error)
+        gap = nonconformity(result.data, self.plan.probes[probe_id])
+        if gap is not None:
+            raise Failure(malformed(f"{probe_id}: {gap}"), CheckStatus.error)
         return result
 
     def reference(self, probe_id: str) -> ProbeResult:
@@ -195,18 +202,6 @@ class Context:
         if self.sub.invalid:
             return malformed("; ".join(self.sub.invalid[:3]))
         return "the process ended without a result for this check (e.g. os._exit in the code)"
-
-
-def incomplete(data: ProbeData, probe: dict[str, Any]) -> str:
-    """What a result without an error lacks of what its probe asked for ("" if nothing)."""
-    calls = len(probe.get("calls", []))
-    if len(data.calls) != calls:
-        return f"holds {len(data.calls)} of its {calls} calls"
-    if probe.get("init") is not None and probe.get("inspect") is not None and data.inspect is None:
-        return "has no inspection of the module"
-    if probe.get("init") is not None and probe.get("weights") is not None and data.load is None:
-        return "has no record of the weights' loading"
-    return ""
 
 
 def subject(want: CallResult, index: int) -> str:
