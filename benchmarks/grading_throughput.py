@@ -23,11 +23,11 @@ from pathlib import Path
 
 import click
 
-from grader.backends.docker import DockerBackend
-from grader.catalog import Catalog
+from grader.courses.catalog import Catalog
+from grader.courses.paths import ROOT
 from grader.grade import Grader
-from grader.image import DEFAULT_TAG
-from grader.paths import ROOT
+from grader.sandbox.backends.docker import DockerBackend
+from grader.sandbox.image import DEFAULT_TAG
 
 
 def timed(tasks: list[Callable[[], object]], jobs: int) -> float:

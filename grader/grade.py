@@ -15,16 +15,16 @@ from pathlib import Path
 from typing import Any
 
 from grader import __version__
-from grader.backends.base import Backend, Limits, WorkerJob, WorkerRun
-from grader.catalog import Catalog, Problem
-from grader.judge import judge_problem
-from grader.prepare import Prepared, prepare
-from grader.protocol import encode_job, problem_part, result_names
-from grader.report import ProblemReport, ProblemStatus, RunInfo, Student, SubmissionReport
-from grader.results import ProblemExit, read_problem, read_worker_report
-from grader.staging import stage_submission
-from grader.untrusted import InvalidOutput
-from grader.worker import PROTOCOL_VERSION
+from grader.courses.catalog import Catalog, Problem
+from grader.reports.models import ProblemReport, ProblemStatus, RunInfo, Student, SubmissionReport
+from grader.sandbox.backends.base import Backend, Limits, WorkerJob, WorkerRun
+from grader.sandbox.executor import PROTOCOL_VERSION
+from grader.sandbox.protocol import encode_job, problem_part, result_names
+from grader.sandbox.results import ProblemExit, read_problem, read_worker_report
+from grader.sandbox.staging import stage_submission
+from grader.sandbox.untrusted import InvalidOutput
+from grader.verdict.judge import judge_problem
+from grader.verdict.prepare import Prepared, prepare
 
 STARTUP_SECONDS = 60.0
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from grader import __version__
-from grader.report import SubmissionReport, read_report
-from grader.staging import content_hash
+from grader.reports.models import SubmissionReport, read_report
+from grader.sandbox.staging import content_hash
 
 
 class SeedMismatch(ValueError):

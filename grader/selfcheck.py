@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader.backends.base import Backend
-from grader.catalog import Catalog, Problem
+from grader.courses.catalog import Catalog, Problem
+from grader.courses.spec import Visibility
 from grader.grade import Grader
-from grader.render.redact import candidate_view
-from grader.report import SubmissionReport
-from grader.spec import Visibility
+from grader.reports.models import SubmissionReport
+from grader.reports.redact import candidate_view
+from grader.sandbox.backends.base import Backend
 
 
 def shown_visibilities(reveal_after_due: bool) -> set[Visibility]:

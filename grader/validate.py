@@ -18,10 +18,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.backends.base import Backend
-from grader.catalog import Catalog, Problem
+from grader.courses.catalog import Catalog, Problem
 from grader.grade import Grader
-from grader.report import CheckStatus, ProblemStatus, SubmissionReport
+from grader.reports.models import CheckStatus, ProblemStatus, SubmissionReport
+from grader.sandbox.backends.base import Backend
 
 HEADER = re.compile(r"^#\s*expect-(fail|diagnosis):\s*(.+?)\s*$", re.MULTILINE)
 

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 ruff check .
 ruff format --check .
-mypy grader sandbox tests benchmarks
+mypy grader tests benchmarks
 grader validate --jobs 2
 if docker info >/dev/null 2>&1; then
     export GRADER_DOCKER_TESTS=1

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from grader.backends.local import LocalBackend
-from grader.catalog import Catalog
+from grader.courses.catalog import Catalog
 from grader.grade import Grader
+from grader.sandbox.backends.local import LocalBackend
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from grader.report import (
+from grader.courses.spec import Visibility
+from grader.reports.models import (
     CheckReport,
     CheckStatus,
     Diagnosis,
@@ -18,7 +19,6 @@ from grader.report import (
     Student,
     SubmissionReport,
 )
-from grader.spec import Visibility
 
 V, H, L = Visibility.visible, Visibility.hidden, Visibility.after_due_date
 OK, FAIL, ERR = CheckStatus.passed, CheckStatus.failed, CheckStatus.error

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
-from grader.catalog import Catalog
-from grader.cli import cli
+from grader.cli.main import cli
+from grader.courses.catalog import Catalog
 from grader.validate import mutants_of
 
 CATALOG = Catalog()

@@ -16,14 +16,14 @@ import yaml
 from click.testing import CliRunner
 
 from grader import __version__
-from grader.catalog import Catalog
-from grader.classroom import workflow
-from grader.cli import cli
-from grader.gradescope import build_autograder
-from grader.report import read_report, write_report
+from grader.cli.main import cli
+from grader.courses.catalog import Catalog
+from grader.courses.spec import Visibility
+from grader.platforms.classroom.workflow import workflow
+from grader.platforms.gradescope.autograder import build_autograder
+from grader.reports.models import read_report, write_report
 from grader.resume import saved_report
-from grader.spec import Visibility
-from grader.staging import content_hash, stage_submission
+from grader.sandbox.staging import content_hash, stage_submission
 from tests.reports import sample_reports
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -212,8 +212,8 @@ def test_gradescope_zip(tmp_path: Path) -> None:
         "setup.sh",
         "run_autograder",
         "grader/pyproject.toml",
-        "grader/sandbox/worker.py",
-        "grader/grader/cli.py",
+        "grader/grader/sandbox/worker.py",
+        "grader/grader/cli/main.py",
         "grader/problems/split_heads/spec.toml",
         "grader/reference_solutions/split_heads.py",
     } <= names
@@ -289,7 +289,7 @@ def test_commands_that_run_no_tensors_start_without_torch(args: list[str], tmp_p
         write_report(sample_reports()[0], tmp_path)
         args = ["report", str(tmp_path)]
     code = (
-        "import sys\nfrom grader.cli import cli\n"
+        "import sys\nfrom grader.cli.main import cli\n"
         f"try:\n    cli({args!r})\nexcept SystemExit as exit:\n    assert not exit.code, exit\n"
         "print('torch imported:', 'torch' in sys.modules)"
     )

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from rich.console import Console
 
-from grader.catalog import Catalog
-from grader.console import print_scores
-from grader.report import ProblemReport, ProblemStatus, SubmissionReport
+from grader.courses.catalog import Catalog
+from grader.reports.models import ProblemReport, ProblemStatus, SubmissionReport
+from grader.reports.terminal import print_scores
 from tests.reports import submission
 
 LONG_NAME = "a-submission-whose-name-is-far-too-long-for-any-column-of-the-table"

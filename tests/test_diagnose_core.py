@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import torch
 
-from grader import diagnose
-from grader.catalog import Catalog
+from grader.courses.catalog import Catalog
+from grader.verdict import diagnose
 
 CATALOG = Catalog()
 

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 import torch
 
-from grader import diagnose
-from grader.catalog import Catalog, Problem
-from grader.spec import Config
+from grader.courses.catalog import Catalog, Problem
+from grader.courses.spec import Config
+from grader.verdict import diagnose
 
 PROBLEMS = ["self_attention", "causal_attention", "mha_wrapper", "multi_head_attention"]
 

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 import torch
 
-from grader import diagnose
-from grader.catalog import Catalog, Problem
-from grader.plan import make_mask
-from grader.spec import Config
+from grader.courses.catalog import Catalog, Problem
+from grader.courses.spec import Config
+from grader.verdict import diagnose
+from grader.verdict.plan import make_mask
 
 PROBLEMS = [
     "multi_head_self_attention",

@@ -12,8 +12,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from grader.checks.placement import placement_fault, ratios
 from grader.grade import Grader
+from grader.verdict.checks.placement import placement_fault, ratios
 from tests.conftest import ROOT
 
 P = 0.5

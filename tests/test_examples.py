@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from grader.catalog import Catalog
+from grader.courses.catalog import Catalog
 from grader.grade import Grader
-from grader.report import CheckStatus, ProblemStatus
+from grader.reports.models import CheckStatus, ProblemStatus
 from tests import whole
 from tests.conftest import ROOT
 

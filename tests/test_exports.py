@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from grader.catalog import Catalog
-from grader.cli import cli
-from grader.exports import open_export, read_export
-from grader.unzip import Caps, UnsafeZip, extract
+from grader.cli.main import cli
+from grader.courses.catalog import Catalog
+from grader.platforms.exports import open_export, read_export
+from grader.platforms.unzip import Caps, UnsafeZip, extract
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPLETE, MISTAKES = ROOT / "submissions" / "complete", ROOT / "submissions" / "classic_mistakes"

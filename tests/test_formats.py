@@ -13,17 +13,17 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from grader.console import print_feedback
-from grader.render.classroom import classroom_result, encode_result
-from grader.render.csv import write_summary_csv
-from grader.render.gradescope import gradescope_results
-from grader.render.html import render_html
-from grader.render.junit import render_junit
-from grader.render.markdown import candidate_feedback, class_summary
-from grader.render.outputs import Options, read_reports, write_outputs
-from grader.render.redact import candidate_view
-from grader.report import SubmissionReport, write_report
-from grader.spec import Visibility
+from grader.courses.spec import Visibility
+from grader.outputs import Options, read_reports, write_outputs
+from grader.platforms.classroom.results import classroom_result, encode_result
+from grader.platforms.gradescope.results import gradescope_results
+from grader.reports.csv import write_summary_csv
+from grader.reports.html import render_html
+from grader.reports.junit import render_junit
+from grader.reports.markdown import candidate_feedback, class_summary
+from grader.reports.models import SubmissionReport, write_report
+from grader.reports.redact import candidate_view
+from grader.reports.terminal import print_feedback
 from tests.classroom_reporter import logged_score, recorded_score
 from tests.golden import assert_golden
 from tests.gradescope_format import validate_gradescope

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.gradescope import RUN, SETUP, build_autograder, requirements
-from grader.gradescope_run import locate
+from grader.platforms.gradescope.autograder import RUN, SETUP, build_autograder, requirements
+from grader.platforms.gradescope.run import locate
 
 ENTRIES = {"split_heads.py", "mha_by_loop.py"}
 

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from grader.grade import Grader
-from grader.report import CheckStatus, ProblemStatus
+from grader.reports.models import CheckStatus, ProblemStatus
 from tests.conftest import ROOT
 
 HOSTILE = ROOT / "tests" / "hostile"

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from grader.console import print_scores
-from grader.render.outputs import Options, write_outputs
-from grader.report import CheckStatus, ProblemStatus, Student, SubmissionReport
+from grader.outputs import Options, write_outputs
+from grader.reports.models import CheckStatus, ProblemStatus, Student, SubmissionReport
+from grader.reports.terminal import print_scores
 from tests.reports import check, problem, submission
 
 NAME = '=HYPERLINK("x")[bold red]177/177[/]\x1b[2J\x1b[1A\r\x07\ufffe'  # no NUL: a folder name

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from grader.backends import launch
-from grader.backends.local import LocalBackend
-from grader.catalog import Catalog
+from grader.courses.catalog import Catalog
 from grader.grade import Grader, batch_limits
-from grader.report import SubmissionReport
+from grader.reports.models import SubmissionReport
+from grader.sandbox.backends import launch
+from grader.sandbox.backends.local import LocalBackend
 from tests.conftest import ROOT
 from tests.test_hostile import leftover_processes
 

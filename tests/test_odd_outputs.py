@@ -10,12 +10,12 @@ from collections.abc import Callable
 import pytest
 import torch
 
-from grader.catalog import Catalog
+from grader.courses.catalog import Catalog
 from grader.grade import Grader
-from grader.judge import judge_problem
-from grader.prepare import Prepared, prepare
-from grader.report import CheckStatus, ProblemStatus, SubmissionReport
-from grader.results import ProbeData, ProbeResult, ProblemExit, ProblemRun
+from grader.reports.models import CheckStatus, ProblemStatus, SubmissionReport
+from grader.sandbox.results import ProbeData, ProbeResult, ProblemExit, ProblemRun
+from grader.verdict.judge import judge_problem
+from grader.verdict.prepare import Prepared, prepare
 from tests.conftest import ROOT
 
 ODD = ROOT / "tests" / "odd_outputs"

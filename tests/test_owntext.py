@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from grader.grade import Grader
-from grader.render.redact import candidate_view, platform_view
+from grader.reports.redact import candidate_view, platform_view
 from tests.conftest import ROOT
 
 

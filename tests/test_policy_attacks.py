@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from grader.grade import Grader
-from grader.report import CheckStatus
+from grader.reports.models import CheckStatus
 from tests.conftest import ROOT
 from tests.policy_attacks import HOSTILE, POLICY_ATTACKS
 

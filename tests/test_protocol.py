@@ -11,8 +11,8 @@ from types import ModuleType
 import pytest
 import torch
 
-from grader.paths import WORKER_FILE
-from grader.protocol import encode_job, problem_part, result_names
+from grader.courses.paths import WORKER_FILE
+from grader.sandbox.protocol import encode_job, problem_part, result_names
 
 
 def sandbox_worker() -> ModuleType:

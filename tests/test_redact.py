@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from grader.console import print_feedback
-from grader.course import Course, CourseError, load_course, reveal_after_due
-from grader.render.classroom import classroom_result, encode_result
-from grader.render.gradescope import gradescope_results
-from grader.render.markdown import candidate_feedback
-from grader.render.outputs import Options, write_outputs
-from grader.render.redact import candidate_view
-from grader.report import SubmissionReport
+from grader.courses.coursefile import Course, CourseError, load_course, reveal_after_due
+from grader.outputs import Options, write_outputs
+from grader.platforms.classroom.results import classroom_result, encode_result
+from grader.platforms.gradescope.results import gradescope_results
+from grader.reports.markdown import candidate_feedback
+from grader.reports.models import SubmissionReport
+from grader.reports.redact import candidate_view
+from grader.reports.terminal import print_feedback
 from tests.reports import sample_reports
 
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from grader import results, untrusted
-from grader.results import read_problem
+from grader.sandbox import results, untrusted
+from grader.sandbox.results import read_problem
 
 ASKED = {"p0": {"id": "p0", "calls": []}, "p1": {"id": "p1", "calls": []}}
 

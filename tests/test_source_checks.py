@@ -7,9 +7,9 @@ import ast
 
 import pytest
 
-from grader.checks.loops import computing_loops, find_function
-from grader.checks.routes import Route, find_routes, own_names
-from grader.checks.scope import Sources
+from grader.verdict.checks.loops import computing_loops, find_function
+from grader.verdict.checks.routes import Route, find_routes, own_names
+from grader.verdict.checks.scope import Sources
 
 NAMES = {"scaled_dot_product_attention", "MultiheadAttention"}
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.catalog import Catalog
-from grader.spec import SpecError, load_spec
+from grader.courses.catalog import Catalog
+from grader.courses.spec import SpecError, load_spec
 from tests.conftest import ROOT
 
 SHIPPED = ROOT / "problems" / "split_heads" / "spec.toml"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from grader.staging import MAX_FILE_BYTES, stage_submission
+from grader.sandbox.staging import MAX_FILE_BYTES, stage_submission
 
 
 def test_links_and_large_files_are_left_out(tmp_path: Path) -> None:

@@ -7,9 +7,9 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from grader.catalog import Catalog
+from grader.courses.catalog import Catalog
 from grader.grade import Grader
-from grader.report import SubmissionReport
+from grader.reports.models import SubmissionReport
 from tests import whole
 from tests.conftest import ROOT
 

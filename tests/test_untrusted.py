@@ -12,8 +12,8 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from grader import untrusted
-from grader.untrusted import InvalidOutput, depth, parse_json, read_tensors
+from grader.sandbox import untrusted
+from grader.sandbox.untrusted import InvalidOutput, depth, parse_json, read_tensors
 
 
 def test_json_nested_100000_deep_is_invalid_not_a_crash() -> None:

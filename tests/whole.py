@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from grader.catalog import Catalog
+from grader.courses.catalog import Catalog
 from tests.conftest import ROOT
 
 STYLES_DIR = ROOT / "tests" / "styles"

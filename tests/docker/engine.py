@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import os
 
-from grader.backends.dockercli import LABEL, docker
-from grader.image import DEFAULT_TAG
+from grader.sandbox.engine import LABEL, docker
+from grader.sandbox.image import DEFAULT_TAG
 
 IMAGE = os.environ.get("GRADER_DOCKER_IMAGE", DEFAULT_TAG)
 

@@ -20,19 +20,19 @@ import torch
 from click.testing import CliRunner
 from safetensors.torch import load_file
 
-from grader import sandbox_cli
-from grader.backends.base import Limits, WorkerJob, WorkerRun
-from grader.backends.docker import (
+from grader.cli import sandbox as sandbox_cli
+from grader.courses.paths import ROOT as REPO_ROOT
+from grader.courses.paths import WORKER_FILE
+from grader.sandbox.backends.base import Limits, WorkerJob, WorkerRun
+from grader.sandbox.backends.docker import (
     SANDBOX_UID,
     STARTUP_GRACE_SECONDS,
     DockerBackend,
     unavailable_reason,
 )
-from grader.backends.dockercli import docker
-from grader.image import file_sha256
-from grader.paths import ROOT as REPO_ROOT
-from grader.paths import WORKER_FILE
-from grader.protocol import encode_job, problem_part, result_names
+from grader.sandbox.engine import docker
+from grader.sandbox.image import file_sha256
+from grader.sandbox.protocol import encode_job, problem_part, result_names
 from tests.docker.engine import sandbox_containers
 
 pytestmark = pytest.mark.docker
@@ -444,8 +444,8 @@ def test_sigterm_to_the_host_removes_the_container(sandbox: Sandbox, tmp_path: P
     host = textwrap.dedent(
         f"""
         from pathlib import Path
-        from grader.backends.base import Limits, WorkerJob
-        from grader.backends.docker import DockerBackend
+        from grader.sandbox.backends.base import Limits, WorkerJob
+        from grader.sandbox.backends.docker import DockerBackend
         root = Path({str(tmp_path)!r})
         backend = DockerBackend({sandbox.image!r}, command={PAYLOAD_COMMAND!r})
         backend.run(WorkerJob(root / "sub", b"", root / "out", Limits(wall_seconds=120)))

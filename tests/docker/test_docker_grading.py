@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from grader.backends.docker import DockerBackend
-from grader.backends.local import LocalBackend
-from grader.catalog import Catalog
+from grader.courses.catalog import Catalog
 from grader.grade import Grader
-from grader.report import CheckStatus, ProblemStatus
+from grader.reports.models import CheckStatus, ProblemStatus
+from grader.sandbox.backends.docker import DockerBackend
+from grader.sandbox.backends.local import LocalBackend
 from tests import whole
 from tests.conftest import ROOT
 from tests.docker.engine import sandbox_containers

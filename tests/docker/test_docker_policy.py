@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from grader.backends.docker import DockerBackend
-from grader.catalog import Catalog
+from grader.courses.catalog import Catalog
 from grader.grade import Grader
-from grader.report import CheckStatus
+from grader.reports.models import CheckStatus
+from grader.sandbox.backends.docker import DockerBackend
 from tests import whole
 from tests.conftest import ROOT
 from tests.policy_attacks import HOSTILE, POLICY_ATTACKS

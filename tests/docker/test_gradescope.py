@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
-from grader.backends.dockercli import LABEL, docker, docker_binary, remove_containers
-from grader.catalog import Catalog
-from grader.gradescope import build_autograder, requirements
-from grader.image import DEFAULT_BASE, download_wheelhouse, image_exists
+from grader.courses.catalog import Catalog
+from grader.platforms.gradescope.autograder import build_autograder, requirements
+from grader.sandbox.engine import LABEL, docker, docker_binary, remove_containers
+from grader.sandbox.image import DEFAULT_BASE, download_wheelhouse, image_exists
 from tests import whole
 from tests.conftest import ROOT
 from tests.gradescope_format import validate_gradescope

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from grader.backends.docker import DockerBackend
-from grader.catalog import Catalog
+from grader.courses.catalog import Catalog
 from grader.grade import Grader
-from grader.report import ProblemStatus, SubmissionReport
+from grader.reports.models import ProblemStatus, SubmissionReport
+from grader.sandbox.backends.docker import DockerBackend
 from tests import whole
 from tests.conftest import ROOT
 from tests.docker.engine import sandbox_containers
@@ -99,7 +99,7 @@ def test_a_signal_stops_the_batch_and_leaves_no_container(
     for copy in range(4):
         shutil.copytree(HOSTILE / "infinite_loop", batch / f"loop{copy}")
     command = [
-        sys.executable, "-c", "from grader.cli import cli; cli()", "grade", str(batch),
+        sys.executable, "-c", "from grader.cli.main import cli; cli()", "grade", str(batch),
         "--backend", "docker", "--image", sandbox_image, "--jobs", "2",
         "--problem", "causal_self_attention", "--out", str(tmp_path / "reports"),
     ]  # fmt: skip

@@ -1,0 +1,1 @@
+"""The `grader` command: click groups that parse options and call the library."""

@@ -1,0 +1,148 @@
+"""The problem spec: `problems/<id>/spec.toml`, validated strictly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from grader.compat import StrEnum, tomllib
+from grader.sandbox.backends.base import Limits
+
+
+class SpecError(Exception):
+    """A problem spec that cannot be used, with the file and the fields at fault."""
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Visibility(StrEnum):
+    visible = "visible"
+    hidden = "hidden"
+    after_due_date = "after_due_date"
+
+
+class Tolerance(Strict):
+    atol: float = Field(ge=0)
+    rtol: float = Field(ge=0)
+
+
+Precision = Literal["float32", "float64"]
+
+
+def default_tolerance() -> dict[Precision, Tolerance]:
+    return {
+        "float32": Tolerance(atol=1e-5, rtol=1e-4),
+        "float64": Tolerance(atol=1e-10, rtol=1e-8),
+    }
+
+
+class TensorArg(Strict):
+    """A random normal tensor of this shape, drawn from the run's seed."""
+
+    shape: list[int] = Field(min_length=1)
+    layout: Literal["contiguous", "noncontiguous"] = "contiguous"
+
+
+class ModuleArg(Strict):
+    """The grader's own module of another problem, handed over with its forward disabled."""
+
+    module: str = Field(description="Problem id whose reference class is instantiated.")
+    init: dict[str, Any]
+    expose: list[str] = Field(default_factory=list, description="Attributes copied to the stub.")
+
+
+Arg = TensorArg | ModuleArg | int | float | bool | str
+
+
+class Config(Strict):
+    """One way of probing the entry: constructor arguments (modules) or call arguments."""
+
+    id: str = Field(pattern=r"^[A-Za-z0-9_]+$")
+    symbol: str | None = Field(None, description="Entry symbol probed (default: the first).")
+    init: dict[str, Any] | None = None
+    args: list[Arg] = Field(default_factory=list)
+    mask: Literal["causal", "padding", "per_head"] | None = None
+    why: str = ""
+
+
+class CheckSpec(Strict):
+    """One graded check: a library check (or one of the problem's own) with its points."""
+
+    check: str
+    name: str
+    points: float = Field(gt=0)
+    visibility: Visibility = Visibility.visible
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class Diagnosis(Strict):
+    """How the diagnosis engine reads this problem's weights to replay known mistakes."""
+
+    form: str
+    mistakes: list[str] = Field(default_factory=list)
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class ProblemSpec(Strict):
+    id: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    title: str
+    number: int = Field(ge=1)
+    entry: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*\.py$")
+    kind: Literal["module", "function"]
+    symbols: list[str] = Field(min_length=1, description="Names the entry file must define.")
+    reference: str | None = Field(None, description="File in reference_solutions/ (default: id).")
+    forbidden: list[str] = Field(default_factory=list)
+    forbidden_zeroes_problem: bool = True
+    tolerance: dict[Precision, Tolerance] = Field(default_factory=default_tolerance)
+    limits: Limits = Field(default_factory=Limits)
+    configs: list[Config] = Field(min_length=1)
+    checks: list[CheckSpec] = Field(min_length=1)
+    diagnosis: Diagnosis | None = None
+
+    @model_validator(mode="after")
+    def _unique(self) -> ProblemSpec:
+        for what, names in (
+            ("config id", [c.id for c in self.configs]),
+            ("check name", [c.name for c in self.checks]),
+        ):
+            dupes = {n for n in names if names.count(n) > 1}
+            if dupes:
+                raise ValueError(f"duplicate {what}: {', '.join(sorted(dupes))}")
+        return self
+
+    @property
+    def symbol(self) -> str:
+        return self.symbols[0]
+
+    @property
+    def max_score(self) -> float:
+        return sum(c.points for c in self.checks)
+
+    def config(self, config_id: str) -> Config:
+        for config in self.configs:
+            if config.id == config_id:
+                return config
+        raise KeyError(f"{self.id}: no config {config_id!r}")
+
+
+def load_spec(path: Path) -> ProblemSpec:
+    """Parse and validate one spec file; errors name the file and each field at fault."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise SpecError(f"{path}: {exc}") from exc
+    try:
+        spec = ProblemSpec.model_validate(data)
+    except ValidationError as exc:
+        lines = [
+            f"  {'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}"
+            for err in exc.errors()
+        ]
+        raise SpecError(f"{path}: invalid problem spec\n" + "\n".join(lines)) from exc
+    if spec.id != path.parent.name:
+        raise SpecError(f"{path}: id {spec.id!r} differs from its folder {path.parent.name!r}")
+    return spec

@@ -1,0 +1,124 @@
+"""Writing the chosen output formats of a batch into its report folder."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader.platforms.classroom.results import classroom_result, encode_result
+from grader.platforms.gradescope.results import gradescope_results
+from grader.reports.csv import write_summary_csv
+from grader.reports.html import render_html
+from grader.reports.junit import SuiteBy, render_junit
+from grader.reports.markdown import candidate_feedback, class_summary
+from grader.reports.models import SubmissionReport, read_report
+from grader.reports.redact import candidate_view
+
+
+@dataclass
+class Options:
+    out_dir: Path
+    reveal_after_due: bool = False
+    junit_by: SuiteBy = "submission"
+    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    echo: Callable[[str], None] = print
+
+
+def write_text(path: Path, text: str) -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def write_csv(reports: list[SubmissionReport], opts: Options) -> list[str]:
+    path = opts.out_dir / "summary.csv"
+    write_summary_csv(reports, path)
+    return [str(path)]
+
+
+def write_markdown(reports: list[SubmissionReport], opts: Options) -> list[str]:
+    written = [write_text(opts.out_dir / "summary.md", class_summary(reports))]
+    for report in reports:
+        view = candidate_view(report, opts.reveal_after_due)
+        written.append(
+            write_text(
+                opts.out_dir / "feedback" / f"{report.submission}.md", candidate_feedback(view)
+            )
+        )
+    return written
+
+
+def write_html(reports: list[SubmissionReport], opts: Options) -> list[str]:
+    return [write_text(opts.out_dir / "report.html", render_html(reports))]
+
+
+def write_junit(reports: list[SubmissionReport], opts: Options) -> list[str]:
+    return [write_text(opts.out_dir / "junit.xml", render_junit(reports, opts.junit_by))]
+
+
+def write_gradescope(reports: list[SubmissionReport], opts: Options) -> list[str]:
+    written = []
+    for report in reports:
+        results = gradescope_results(report)
+        written.append(
+            write_text(
+                opts.out_dir / "gradescope" / f"{report.submission}.json",
+                json.dumps(results, indent=2) + "\n",
+            )
+        )
+    return written
+
+
+def write_classroom(reports: list[SubmissionReport], opts: Options) -> list[str]:
+    """The Classroom result and step summary: to the runner's files when it sets them."""
+    if len(reports) != 1:
+        raise ValueError("github-classroom renders exactly one submission (the repository)")
+    view = candidate_view(reports[0], opts.reveal_after_due)
+    line = f"result={encode_result(classroom_result(view))}\n"
+    written = []
+    output, summary = opts.environ.get("GITHUB_OUTPUT"), opts.environ.get("GITHUB_STEP_SUMMARY")
+    if output:
+        with open(output, "a", encoding="utf-8") as handle:
+            handle.write(line)
+        written.append(output)
+    else:
+        opts.echo(line.rstrip("\n"))
+    if summary:
+        with open(summary, "a", encoding="utf-8") as handle:
+            handle.write(candidate_feedback(view))
+        written.append(summary)
+    return written
+
+
+Writer = Callable[[list[SubmissionReport], Options], list[str]]
+
+FORMATS: dict[str, Writer] = {
+    "csv": write_csv,
+    "markdown": write_markdown,
+    "html": write_html,
+    "junit": write_junit,
+    "gradescope": write_gradescope,
+    "github-classroom": write_classroom,
+}
+
+
+def write_outputs(reports: list[SubmissionReport], formats: list[str], opts: Options) -> list[str]:
+    """Render every chosen format; returns what was written."""
+    written = []
+    for name in dict.fromkeys(formats):
+        written += FORMATS[name](reports, opts)
+    return written
+
+
+def read_reports(folder: Path) -> list[SubmissionReport]:
+    """The submission reports saved in a folder (other JSON files there are skipped)."""
+    reports = []
+    for path in sorted(folder.glob("*.json")):
+        try:
+            reports.append(read_report(path))
+        except ValueError:
+            continue
+    return reports

@@ -1,9 +1,0 @@
-"""Where the shipped problems, reference solutions and sandbox files live."""
-
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
-PROBLEMS_DIR = ROOT / "problems"
-REFERENCE_DIR = ROOT / "reference_solutions"
-SANDBOX_DIR = ROOT / "sandbox"
-WORKER_FILE = SANDBOX_DIR / "worker.py"

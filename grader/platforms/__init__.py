@@ -1,0 +1,6 @@
+"""Platforms: Gradescope, GitHub Classroom and class exports, each with its input and its output.
+
+Each platform keeps together what it needs: the file it is set up with (an autograder zip, a
+workflow), the run inside it, and the result format it reads. May import every layer below:
+`grader.courses`, `grader.sandbox`, `grader.verdict`, `grader.reports`.
+"""

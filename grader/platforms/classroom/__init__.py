@@ -1,0 +1,1 @@
+"""GitHub Classroom: the grading workflow and the result its reporter reads."""

@@ -1,0 +1,1 @@
+"""Gradescope: the autograder zip, the run inside its container and its `results.json`."""

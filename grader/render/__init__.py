@@ -1,1 +1,0 @@
-"""Every output format, rendered from the report models."""

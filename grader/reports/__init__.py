@@ -1,0 +1,7 @@
+"""Reports: the pydantic models every output is rendered from, and every renderer.
+
+Owns the report models (`models.py`, with their published JSON schema), the candidate's view
+of a report (`redact.py`), each output format (terminal, CSV, Markdown, HTML, JUnit) and the
+text they share. Renderers read models only; every byte a candidate controls goes through
+`safe.py`. May import `grader.courses.spec` and `grader.compat`.
+"""

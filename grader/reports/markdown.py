@@ -1,0 +1,138 @@
+"""Markdown: the instructor's class summary, and one candidate's feedback (from their view)."""
+
+from __future__ import annotations
+
+from grader.reports.models import CheckStatus, ProblemReport, ProblemStatus, SubmissionReport
+from grader.reports.redact import WITHHELD, withheld_points
+from grader.reports.safe import markdown
+from grader.reports.stats import BUCKETS, class_stats, problem_ids
+from grader.reports.tests import counts_checks
+from grader.reports.text import details_once, fraction, num, problem_note
+
+MARK = {
+    CheckStatus.passed: "✅",
+    CheckStatus.failed: "❌",
+    CheckStatus.error: "💥",
+    CheckStatus.skipped: "⏭️",
+}
+
+
+def cell(text: str) -> str:
+    """Literal text inside a Markdown table cell."""
+    return markdown(text)
+
+
+def table(header: list[str], rows: list[list[str]], align: str = "") -> list[str]:
+    spec = align or "-" * len(header)
+    rule = ["---:" if a == "r" else "---" for a in spec]
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(rule) + " |"]
+    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+    return lines
+
+
+def class_summary(reports: list[SubmissionReport]) -> str:
+    """The instructor's summary: score distribution per problem and the most common mistakes."""
+    stats = class_stats(reports)
+    lines = [
+        "# Class report",
+        "",
+        f"{stats.submissions} submission(s); total out of {num(stats.max_total)}: "
+        f"mean {stats.mean_total:.3g}, median {num(stats.median_total)}.",
+    ]
+    if stats.grader_errors:
+        lines.append(f"**{stats.grader_errors} submission(s) hit a grader error**: regrade them.")
+    lines += ["", "## Scores per problem", ""]
+    lines += table(
+        ["problem", "max", "attempted", "mean", "median", *BUCKETS],
+        [
+            [
+                p.problem,
+                num(p.max_score),
+                str(p.attempted),
+                f"{p.mean:.3g}",
+                num(p.median),
+                *(str(p.histogram[b]) for b in BUCKETS),
+            ]
+            for p in stats.problems
+        ],
+        "-rrrr" + "r" * len(BUCKETS),
+    )
+    lines += ["", "## Most common mistakes", ""]
+    if stats.mistakes:
+        lines += table(
+            ["problem", "mistake", "submissions", "description"],
+            [[m.problem, m.mistake, str(m.submissions), m.description] for m in stats.mistakes],
+            "--r-",
+        )
+    else:
+        lines.append("No named mistake was seen.")
+    problems = problem_ids(reports)
+    lines += ["", "## Submissions", ""]
+    rows = []
+    for report in reports:
+        scores = {p.problem: p for p in report.problems}
+        rows.append(
+            [
+                report.submission,
+                *(score_cell(scores[p]) if p in scores else "" for p in problems),
+                fraction(report.total, report.max_total),
+                "grader error" if report.grader_fault else "ok",
+            ]
+        )
+    lines += table(
+        ["submission", *problems, "total", "status"], rows, "-" + "r" * (len(problems) + 1) + "-"
+    )
+    return "\n".join(lines) + "\n"
+
+
+def score_cell(problem: ProblemReport) -> str:
+    if problem.status is ProblemStatus.not_attempted:
+        return "-"
+    note = "" if problem.status is ProblemStatus.graded else f" ({problem.status.value})"
+    return num(problem.score) + note
+
+
+def candidate_feedback(view: SubmissionReport) -> str:
+    """One candidate's feedback, rendered from their (redacted) view of the report."""
+    lines = [f"# {markdown(view.submission)}: {fraction(view.total, view.max_total)}", ""]
+    if view.message:
+        lines += [f"> {markdown(view.message)}", ""]
+    skipped = [p for p in view.problems if p.status is ProblemStatus.not_attempted]
+    for problem in view.problems:
+        if problem in skipped:
+            continue
+        score = fraction(problem.score, problem.max_score)
+        lines += [f"## {markdown(problem.problem)}: {score}", ""]
+        if problem.title:
+            lines += [f"*{markdown(problem.title)}*", ""]
+        note = problem_note(problem)
+        if note:
+            lines += [f"**{markdown(note)}**", ""]
+        shown = [c for c in problem.checks if c.check != WITHHELD]
+        if shown:
+            details = details_once(problem, shown)
+            lines += table(
+                ["", "check", "points", "details"],
+                [
+                    [MARK[c.status], c.name, fraction(c.points, c.max_points), "\n".join(d)]
+                    for c, d in zip(shown, details, strict=True)
+                ],
+                "--r-",
+            )
+            lines.append("")
+        count, worth = withheld_points(problem)
+        if count:
+            hidden = [c for c in problem.checks if c.check == WITHHELD]
+            scored = sum(c.points for c in hidden) if counts_checks(problem) else 0.0
+            lines += [
+                f"{count} hidden check(s) worth {num(worth)} point(s): {num(scored)} scored.",
+                "",
+            ]
+    if skipped:
+        missed = num(sum(p.max_score for p in skipped))
+        lines.append(
+            f"Not attempted ({missed} points): "
+            + ", ".join(f"`{p.problem}`" for p in skipped)
+            + "."
+        )
+    return "\n".join(lines).rstrip() + "\n"

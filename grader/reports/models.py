@@ -1,0 +1,142 @@
+"""The score report: pydantic models every output format is rendered from.
+
+Field names at the top, problem and check level are a contract relied on by other tools.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from grader.compat import StrEnum
+from grader.courses.spec import Visibility
+
+SCHEMA_VERSION = 1
+
+
+class CheckStatus(StrEnum):
+    passed = "passed"
+    failed = "failed"
+    error = "error"  # the candidate's code raised, crashed or timed out on this check
+    skipped = "skipped"
+
+
+class ProblemStatus(StrEnum):
+    graded = "graded"
+    not_attempted = "not_attempted"
+    import_error = "import_error"
+    timeout = "timeout"
+    crashed = "crashed"
+    forbidden_api = "forbidden_api"
+    grader_error = "grader_error"  # our fault: never scored as the candidate's zero
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Diagnosis(Model):
+    """What the grader could say about a wrong value: the known mistake it matches and where."""
+
+    mistake: str | None = Field(None, description="Id of the known mistake the output matches.")
+    description: str | None = None
+    config: str | None = Field(
+        None, description="The probe config where it was seen, by its values."
+    )
+    max_error: float | None = None
+    where: str | None = Field(None, description="Where the largest error is (batch, head, token).")
+
+
+class CheckReport(Model):
+    name: str
+    check: str = Field(description="The library check this is an instance of.")
+    status: CheckStatus
+    points: float
+    max_points: float
+    visibility: Visibility
+    message: str = ""
+    public_message: str | None = Field(
+        None,
+        description="What a candidate-facing view shows instead of message, when message "
+        "carries text the candidate's code chose (an exception's message, a repr).",
+    )
+    diagnosis: Diagnosis | None = None
+
+
+class ProblemReport(Model):
+    problem: str
+    title: str = ""
+    status: ProblemStatus
+    score: float
+    max_score: float
+    checks: list[CheckReport] = Field(default_factory=list)
+    message: str = ""
+    public_message: str | None = Field(
+        None, description="What a candidate-facing view shows instead of message, as for checks."
+    )
+    seconds: float | None = None
+    stdout: str = Field("", description="The candidate code's output (instructors only).")
+    stderr: str = ""
+
+
+class RunInfo(Model):
+    """How the grade was produced: enough to reproduce it."""
+
+    grader_version: str
+    seed: int
+    backend: str
+    environment: dict[str, str] = Field(default_factory=dict)
+    started_at: datetime
+    seconds: float | None = None
+
+
+class Student(Model):
+    """Who handed the submission in, as the class export names them."""
+
+    id: str = Field(
+        description="The export's id: the zip's name, Gradescope's sid or email, "
+        "the GitHub username; a group's joined with '; '."
+    )
+    name: str = ""
+
+
+class SubmissionReport(Model):
+    schema_version: int = SCHEMA_VERSION
+    submission: str
+    student: Student | None = None
+    total: float
+    max_total: float
+    problems: list[ProblemReport]
+    content_hash: str = ""
+    run: RunInfo
+    message: str = ""
+
+    @property
+    def grader_fault(self) -> bool:
+        return any(p.status is ProblemStatus.grader_error for p in self.problems)
+
+    def problem(self, problem_id: str) -> ProblemReport:
+        for p in self.problems:
+            if p.problem == problem_id:
+                return p
+        raise KeyError(problem_id)
+
+
+def json_schema() -> dict[str, Any]:
+    """The published JSON schema of a submission report."""
+    return SubmissionReport.model_json_schema()
+
+
+def write_report(report: SubmissionReport, out_dir: Path) -> Path:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{report.submission}.json"
+    path.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def read_report(path: Path) -> SubmissionReport:
+    return SubmissionReport.model_validate(json.loads(path.read_text(encoding="utf-8")))

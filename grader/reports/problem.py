@@ -1,0 +1,33 @@
+"""A problem as a candidate reads it: statement, contract, checks and starter file."""
+
+from __future__ import annotations
+
+from grader.courses.catalog import Problem
+from grader.courses.spec import Visibility
+from grader.reports.text import num
+
+
+def describe(problem: Problem) -> str:
+    spec = problem.spec
+    visible = [c for c in spec.checks if c.visibility is Visibility.visible]
+    unseen = [c for c in spec.checks if c.visibility is not Visibility.visible]
+    lines = [
+        problem.statement.rstrip(),
+        "",
+        "## Contract",
+        "",
+        f"- File: `{spec.entry}`, defining {', '.join(f'`{s}`' for s in spec.symbols)} "
+        f"({spec.kind}).",
+        f"- Points: {num(spec.max_score)}.",
+    ]
+    if spec.forbidden:
+        lines.append(f"- Forbidden: {', '.join(f'`{f}`' for f in spec.forbidden)}.")
+    lines += ["", "## Checks", ""]
+    lines += [f"- {c.name} ({num(c.points)})" for c in visible]
+    if unseen:
+        lines.append(
+            f"- and {len(unseen)} hidden check(s) worth "
+            f"{num(sum(c.points for c in unseen))} point(s)"
+        )
+    lines += ["", f"## Starter: `{spec.entry}`", "", "```python", problem.starter.rstrip(), "```"]
+    return "\n".join(lines) + "\n"

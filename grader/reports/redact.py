@@ -1,0 +1,92 @@
+"""The candidate's view of a report: what a candidate-facing output may show.
+
+Withheld checks (always `hidden`; `after_due_date` until revealed) keep their status and
+points, so totals add up, but lose their name, message and diagnosis. Shown checks show their
+public message where the full one carries the candidate code's own text (`grader.sandbox.owntext`).
+The candidate code's logs and the grader's own error details are for instructors only. A
+platform that holds checks back by their visibility itself (Gradescope) gets every check in
+full: `platform_view`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from grader.courses.spec import Visibility
+from grader.reports.models import CheckReport, ProblemReport, ProblemStatus, SubmissionReport
+
+GRADER_FAULT = "the grader failed here (not your fault): your instructor's report has the details"
+WITHHELD = "withheld"  # the `check` field of a withheld check in a candidate's view
+Withhold = Callable[[CheckReport], bool]
+
+
+def withheld(check: CheckReport, reveal_after_due: bool) -> bool:
+    if check.visibility is Visibility.hidden:
+        return True
+    return check.visibility is Visibility.after_due_date and not reveal_after_due
+
+
+def withheld_name(visibility: Visibility, number: int) -> str:
+    if visibility is Visibility.hidden:
+        return f"hidden check {number}"
+    return f"check {number} (shown after the due date)"
+
+
+def redact_problem(problem: ProblemReport, withhold: Withhold, own_text: bool) -> ProblemReport:
+    checks = []
+    count = 0
+    for check in problem.checks:
+        if withhold(check):
+            count += 1
+            check = check.model_copy(
+                update={
+                    "name": withheld_name(check.visibility, count),
+                    "check": WITHHELD,
+                    "message": "",
+                    "diagnosis": None,
+                }
+            )
+        elif check.public_message is not None and not own_text:
+            check = check.model_copy(update={"message": check.public_message})
+        checks.append(check.model_copy(update={"public_message": None}))
+    message = problem.message if own_text else problem.public_message or problem.message
+    if problem.status is ProblemStatus.grader_error:
+        message = GRADER_FAULT
+    return problem.model_copy(
+        update={
+            "checks": checks,
+            "message": message,
+            "public_message": None,
+            "stdout": "",
+            "stderr": "",
+        }
+    )
+
+
+def redacted(
+    report: SubmissionReport, withhold: Withhold, own_text: bool = False
+) -> SubmissionReport:
+    copy = report.model_copy(deep=True)
+    message = GRADER_FAULT if copy.message.startswith("grader error") else copy.message
+    problems = [redact_problem(p, withhold, own_text) for p in copy.problems]
+    return copy.model_copy(update={"problems": problems, "message": message})
+
+
+def candidate_view(
+    report: SubmissionReport, reveal_after_due: bool = False, own_text: bool = False
+) -> SubmissionReport:
+    """A redacted deep copy of `report`: render every candidate-facing output from it.
+    `own_text` keeps the text the candidate's code chose (their own run of `grader check`)."""
+    return redacted(report, lambda check: withheld(check, reveal_after_due), own_text)
+
+
+def platform_view(report: SubmissionReport) -> SubmissionReport:
+    """Every check in full, each with its visibility, for a platform that shows candidates only
+    what that visibility allows; the logs and the grader's error details are still removed."""
+    return redacted(report, lambda check: False)
+
+
+def withheld_points(problem: ProblemReport) -> tuple[int, float]:
+    """How many checks of a candidate's view are withheld, and what they are worth."""
+    hidden = [c for c in problem.checks if c.check == WITHHELD]
+    return len(hidden), sum(c.max_points for c in hidden)

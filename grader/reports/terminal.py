@@ -1,0 +1,223 @@
+"""The terminal: score tables, the progress bar, a candidate's feedback."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from rich import box
+from rich.columns import Columns
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+from rich.text import Text
+
+from grader.reports.models import CheckStatus, ProblemReport, ProblemStatus, SubmissionReport
+from grader.reports.safe import terminal as escape
+from grader.reports.text import details_once, fraction, num, problem_note
+
+if TYPE_CHECKING:
+    from grader.validate import Outcome
+
+# The statuses whose score is starred in the table, and what the note under it calls them.
+SHORT = {
+    ProblemStatus.import_error: "import error",
+    ProblemStatus.timeout: "timeout",
+    ProblemStatus.crashed: "crashed",
+    ProblemStatus.forbidden_api: "forbidden",
+    ProblemStatus.grader_error: "GRADER ERROR",
+}
+
+
+@dataclass
+class Column:
+    """A problem of the score table: its catalog number, and its maximum when every
+    submission has the same (then shown once, under the number, not under every score)."""
+
+    number: int
+    problem: str
+    max_score: float | None
+
+
+def shared(values: Iterable[float]) -> float | None:
+    """The one value all of `values` agree on, or None."""
+    distinct = set(values)
+    return distinct.pop() if len(distinct) == 1 else None
+
+
+def over(top: str, max_score: float | None) -> str:
+    """`top`, with `/max_score` on the line below when there is one."""
+    return top if max_score is None else f"{top}\n[dim]/{num(max_score)}[/dim]"
+
+
+def score_columns(reports: list[SubmissionReport], numbers: Mapping[str, int]) -> list[Column]:
+    """The problems someone attempted, by catalog number."""
+    attempted = {
+        p.problem
+        for r in reports
+        for p in r.problems
+        if p.status is not ProblemStatus.not_attempted
+    }
+    columns = [
+        Column(numbers[problem], problem, shared(r.problem(problem).max_score for r in reports))
+        for problem in attempted
+    ]
+    return sorted(columns, key=lambda c: (c.number, c.problem))
+
+
+def score_cell(problem: ProblemReport, column_max: float | None) -> str:
+    """The score, starred if it has a note, over its maximum unless the header shows that."""
+    if problem.status is ProblemStatus.not_attempted:
+        return "[dim]-[/dim]"
+    score = f"[red]{num(problem.score)}*[/red]" if problem.status in SHORT else num(problem.score)
+    return over(score, problem.max_score if column_max is None else None)
+
+
+def score_table(reports: list[SubmissionReport], columns: list[Column]) -> Table:
+    """One row per submission, one column per problem headed by its number; only the
+    submission's name folds when space is short."""
+    table = Table(title="Scores", box=box.SIMPLE_HEAD, show_edge=False, collapse_padding=True)
+    table.add_column("submission", style="bold", overflow="fold")
+    for column in columns:
+        table.add_column(over(str(column.number), column.max_score), justify="right", no_wrap=True)
+    max_total = shared(r.max_total for r in reports)
+    table.add_column(over("total", max_total), justify="right", style="bold", no_wrap=True)
+    for report in reports:
+        cells = [score_cell(report.problem(c.problem), c.max_score) for c in columns]
+        total = over(num(report.total), report.max_total if max_total is None else None)
+        table.add_row(escape(report.submission), *cells, total)
+    return table
+
+
+def legend(columns: list[Column]) -> Columns:
+    """The problem each column number stands for."""
+    entries = [Text(f"{c.number:>2} {c.problem}") for c in columns]
+    return Columns(entries, padding=(0, 3), column_first=True)
+
+
+def notes(reports: list[SubmissionReport], numbers: Mapping[str, int]) -> Table:
+    """Per submission, why its starred scores are starred, with the problems' numbers."""
+    table = Table.grid(padding=(0, 1), collapse_padding=False, pad_edge=True)
+    table.add_column(style="bold", overflow="fold")
+    table.add_column(style="red")
+    for report in reports:
+        starred: dict[str, list[str]] = {}
+        for p in report.problems:
+            if p.status in SHORT:
+                starred.setdefault(SHORT[p.status], []).append(str(numbers[p.problem]))
+        if starred:
+            text = "; ".join(f"{note}: {', '.join(which)}" for note, which in starred.items())
+            table.add_row(escape(report.submission), text)
+    return table
+
+
+def print_scores(
+    reports: list[SubmissionReport], numbers: Mapping[str, int], console: Console | None = None
+) -> None:
+    """The score table, the legend of its problem numbers (`numbers`: the catalog's, by
+    problem id) and the notes on its starred scores."""
+    console = console or Console()
+    columns = score_columns(reports, numbers)
+    console.print(score_table(reports, columns))
+    console.print()
+    console.print(legend(columns))
+    starred = notes(reports, numbers)
+    if starred.row_count:
+        console.print("\n[bold]Starred scores[/bold]")
+        console.print(starred)
+
+
+def print_outcomes(outcomes: list[Outcome], console: Console | None = None) -> None:
+    """The validation table: one row per reference, starter and mutant."""
+    table = Table(title="Validation")
+    for column in ("problem", "kind", "name", "result", "detail"):
+        table.add_column(column)
+    for o in outcomes:
+        result = "[green]ok[/green]" if o.ok else "[red]MISS[/red]"
+        table.add_row(o.problem, o.kind, o.name, result, o.detail)
+    (console or Console()).print(table)
+
+
+@contextmanager
+def progress(total: int, console: Console | None = None) -> Iterator[Callable[[str], None]]:
+    """A progress bar with an ETA on stderr; advance it with the name of each finished item.
+    Quiet when stderr is not a terminal."""
+    console = console or Console(stderr=True)
+    if not console.is_terminal or total < 2:
+        yield lambda _name: None
+        return
+    columns = (
+        TextColumn("grading"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[last]}"),
+    )
+    with Progress(*columns, console=console) as bar:
+        task = bar.add_task("grading", total=total, last="")
+        yield lambda name: bar.update(task, advance=1, last=name)
+
+
+CHECK_MARK = {
+    CheckStatus.passed: "[green]✔[/green]",
+    CheckStatus.failed: "[red]✘[/red]",
+    CheckStatus.error: "[red]![/red]",
+    CheckStatus.skipped: "[dim]-[/dim]",
+}
+
+
+def print_feedback(
+    view: SubmissionReport, unseen: dict[str, tuple[int, float]], console: Console | None = None
+) -> None:
+    """A candidate's feedback on the checks they may see; `unseen` gives, per problem, how many
+    checks were not run here and what they are worth."""
+    console = console or Console()
+    skipped = [p.problem for p in view.problems if p.status is ProblemStatus.not_attempted]
+    for problem in view.problems:
+        if problem.status is ProblemStatus.not_attempted:
+            continue
+        colour = "green" if problem.score == problem.max_score else "yellow"
+        console.print(
+            f"\n[bold]{escape(problem.problem)}[/bold]  {escape(problem.title)}  "
+            f"[{colour}]{fraction(problem.score, problem.max_score)}[/{colour}]"
+        )
+        note = problem_note(problem)
+        if note:
+            console.print(f"  [red]{escape(note)}[/red]")
+        for check, details in zip(
+            problem.checks, details_once(problem, problem.checks), strict=True
+        ):
+            console.print(
+                f"  {CHECK_MARK[check.status]} {escape(check.name)}  "
+                f"[dim]{fraction(check.points, check.max_points)}[/dim]"
+            )
+            for line in details:
+                console.print(f"      {escape(line)}", highlight=False, soft_wrap=True)
+        count, worth = unseen.get(problem.problem, (0, 0.0))
+        if count:
+            console.print(
+                f"  [dim]+ {count} hidden check(s) worth {num(worth)} point(s), "
+                "graded when you submit[/dim]"
+            )
+    hidden_total = sum(worth for p, (_, worth) in unseen.items() if p not in skipped)
+    console.print(
+        f"\n[bold]Checks run here: {fraction(view.total, view.max_total)}[/bold]"
+        + (
+            f"  (hidden checks worth {num(hidden_total)} more point(s) are graded when you submit)"
+            if hidden_total
+            else ""
+        )
+    )
+    if skipped:
+        console.print(f"[dim]Not attempted: {', '.join(skipped)}[/dim]")

@@ -1,0 +1,61 @@
+"""A report as a flat list of tests, for the platforms that count tests (Classroom, Gradescope)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from grader.courses.spec import Visibility
+from grader.reports.models import CheckStatus, ProblemReport, SubmissionReport
+from grader.reports.text import STATUS_TEXT, check_details, problem_note
+
+
+@dataclass(frozen=True)
+class FlatTest:
+    number: str
+    name: str
+    status: CheckStatus
+    score: float
+    max_score: float
+    output: str
+    visibility: Visibility
+    filename: str
+
+
+def flat_tests(view: SubmissionReport) -> Iterator[FlatTest]:
+    """One test per check. A problem without checks (not attempted) is one failed test; when a
+    problem's score is not the sum of its checks (a forbidden API zeroes it) the checks score 0."""
+    for p_index, problem in enumerate(view.problems, start=1):
+        filename = f"{problem.problem}.py"
+        note = problem_note(problem)
+        if not problem.checks:
+            yield FlatTest(
+                str(p_index),
+                f"{problem.problem}: {STATUS_TEXT[problem.status]}",
+                CheckStatus.failed,
+                0.0,
+                problem.max_score,
+                note,
+                Visibility.visible,
+                filename,
+            )
+            continue
+        counted = counts_checks(problem)
+        for c_index, check in enumerate(problem.checks, start=1):
+            lines = check_details(check)
+            if not counted:
+                lines.insert(0, note)
+            yield FlatTest(
+                f"{p_index}.{c_index}",
+                f"{problem.problem}: {check.name}",
+                check.status,
+                check.points if counted else 0.0,
+                check.max_points,
+                "\n".join(lines),
+                check.visibility,
+                filename,
+            )
+
+
+def counts_checks(problem: ProblemReport) -> bool:
+    return abs(problem.score - sum(c.points for c in problem.checks)) < 1e-9

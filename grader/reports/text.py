@@ -1,0 +1,65 @@
+"""Short texts every renderer shares: numbers, a check's details, a problem's status."""
+
+from __future__ import annotations
+
+from grader.reports.models import CheckReport, CheckStatus, ProblemReport, ProblemStatus
+
+STATUS_TEXT = {
+    ProblemStatus.graded: "graded",
+    ProblemStatus.not_attempted: "not attempted",
+    ProblemStatus.import_error: "import error",
+    ProblemStatus.timeout: "timed out",
+    ProblemStatus.crashed: "crashed",
+    ProblemStatus.forbidden_api: "forbidden API used",
+    ProblemStatus.grader_error: "grader error",
+}
+
+
+def num(value: float) -> str:
+    """A score as people write it: 3, 2.5, 0.25."""
+    return f"{value:g}"
+
+
+def fraction(score: float, max_score: float) -> str:
+    return f"{num(score)}/{num(max_score)}"
+
+
+def check_details(check: CheckReport) -> list[str]:
+    """What went wrong on a check: the named mistake and the largest error, or its message."""
+    diagnosis = check.diagnosis
+    if diagnosis is None:
+        return [check.message] if check.message else []
+    lines = []
+    if diagnosis.description:
+        lines.append(f"named mistake: {diagnosis.description}")
+    if diagnosis.max_error is not None:
+        where = f" at {diagnosis.where}" if diagnosis.where else ""
+        config = f" (with {diagnosis.config})" if diagnosis.config else ""
+        lines.append(f"max error {diagnosis.max_error:.3g}{where}{config}")
+    elif check.message:
+        lines.insert(0, check.message)
+    return lines
+
+
+def problem_note(problem: ProblemReport) -> str:
+    """The problem's status and message when it was not simply graded."""
+    if problem.status is ProblemStatus.graded:
+        return problem.message
+    text = STATUS_TEXT[problem.status]
+    return f"{text}: {problem.message}" if problem.message else text
+
+
+def details_once(problem: ProblemReport, checks: list[CheckReport]) -> list[list[str]]:
+    """Each check's details, less what the problem's note or an earlier check already said:
+    one cause, one message (an import error is told once, not once per check)."""
+    said = [problem_note(problem)]
+    shown = []
+    for check in checks:
+        lines = [
+            line
+            for line in check_details(check)
+            if check.status is not CheckStatus.passed and not any(line in s for s in said)
+        ]
+        said += lines
+        shown.append(lines)
+    return shown

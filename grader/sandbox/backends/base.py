@@ -1,0 +1,82 @@
+"""The seam between the grading pipeline and the place where submission code runs."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Limits(BaseModel):
+    """Resource limits for one submission's worker (one process tree or one container)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    wall_seconds: float = Field(120.0, gt=0, description="Wall clock for the whole worker.")
+    problem_seconds: float = Field(30.0, gt=0, description="Wall clock for one problem.")
+    cpu_seconds: int = Field(120, gt=0)
+    memory_mb: int = Field(3072, gt=0, description="Address space (local) or memory (docker).")
+    file_size_mb: int = Field(64, gt=0, description="Largest file the worker may write.")
+    output_mb: int = Field(128, gt=0, description="Size cap of the output directory.")
+    tmpfs_mb: int = Field(64, gt=0)
+    pids: int = Field(64, gt=0)
+    cpus: float = Field(1.0, gt=0)
+    log_bytes: int = Field(64_000, gt=0, description="Captured stdout/stderr kept per stream.")
+
+
+STOPPED = "stopped: the batch was interrupted"
+
+
+@dataclass(frozen=True)
+class WorkerJob:
+    """One submission's run: `job` is the stream the worker reads on stdin
+    (`grader/sandbox/protocol.py`), `outputs` the names of the files it may send back. Setting
+    `stop` ends the run at once."""
+
+    submission_dir: Path
+    job: bytes
+    out_dir: Path
+    limits: Limits
+    outputs: frozenset[str] = frozenset()
+    stop: threading.Event = field(default_factory=threading.Event)
+
+
+@dataclass
+class WorkerRun:
+    """What the host learns about a finished worker, besides the files in `out_dir`."""
+
+    exit_code: int | None
+    timed_out: bool = False
+    oom_killed: bool = False
+    wall_seconds: float = 0.0
+    stdout: str = ""
+    stderr: str = ""
+    environment: dict[str, str] = field(default_factory=dict)
+    fault: str | None = None  # set when the backend itself failed (a grader fault)
+    output_error: str | None = None  # results rejected: over a cap, malformed or unsafe
+
+
+def feed(pipe: IO[bytes], data: bytes) -> None:
+    """Write `data` to a child's stdin from a daemon thread, then close it."""
+
+    def write() -> None:
+        with contextlib.suppress(OSError), pipe:
+            pipe.write(data)
+
+    threading.Thread(target=write, daemon=True).start()
+
+
+class Backend(Protocol):
+    """Runs `grader/sandbox/worker.py` on one submission and returns when it is done."""
+
+    name: str
+
+    def describe(self) -> dict[str, str]:
+        """Facts recorded in every report (backend name, image id, torch version...)."""
+        ...
+
+    def run(self, job: WorkerJob) -> WorkerRun: ...

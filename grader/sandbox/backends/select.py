@@ -1,0 +1,29 @@
+"""Choosing a backend by name: docker (the sandbox) or local (knowingly unsandboxed)."""
+
+from __future__ import annotations
+
+from grader.sandbox.backends.base import Backend
+from grader.sandbox.backends.local import LocalBackend
+
+HOW_TO_START = (
+    "Start a Docker engine (`systemctl start docker`, or `dockerd &` as root) or point "
+    "DOCKER_HOST at one, and build the sandbox image (`bash scripts/ci-docker.sh`, or `grader "
+    "sandbox build`). To run the submissions' code on this machine without a sandbox, as you, "
+    "pass --backend local: only for code you trust."
+)
+
+
+class BackendUnavailable(Exception):
+    """The asked-for backend cannot run here."""
+
+
+def make_backend(name: str, image: str | None = None) -> Backend:
+    """The backend called `name`; never a silent fall back from the sandbox to local."""
+    if name == "local":
+        return LocalBackend()
+    from grader.sandbox.backends import docker
+
+    reason = docker.unavailable_reason(image)
+    if reason is not None:
+        raise BackendUnavailable(f"the docker sandbox cannot run: {reason}. {HOW_TO_START}")
+    return docker.DockerBackend(image)

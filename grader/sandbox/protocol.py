@@ -1,0 +1,67 @@
+"""The host's side of the worker's protocol: the job stream the worker reads on its stdin, and
+the names of the result files it may send back.
+
+The job stream is an index, then one part per problem in the index's order:
+
+    u64 (little-endian) n, then n bytes of index JSON:
+        {"version": 2, "problems": [{"id": ..., "timeout": ..., "size": ...}, ...]}
+    per problem, `size` bytes: u64 m, m bytes of the problem's JSON (entry, traces, probes),
+        then the safetensors file of every tensor its probes name
+
+The worker keeps each part in a memory file of its own, so that a problem's child gets its own
+probes and tensors and nothing of the other problems'.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import struct
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from safetensors.torch import save
+
+from grader.sandbox.executor import PROTOCOL_VERSION
+
+PROBLEM_FILES = ("started", "stdout.txt", "stderr.txt", "import.json", "exit.json")
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+
+
+@dataclass(frozen=True)
+class ProblemPart:
+    """One problem's share of a job: what its child in the sandbox gets, and nothing more."""
+
+    id: str
+    timeout: float
+    data: bytes
+
+
+def problem_part(job: dict[str, Any], tensors: Mapping[str, torch.Tensor]) -> ProblemPart:
+    """A problem's part: `job` is its plan's `job()`, `tensors` every tensor its probes name."""
+    probes = json.dumps({k: v for k, v in job.items() if k not in ("id", "timeout")}).encode()
+    blob = save({k: v.contiguous() for k, v in tensors.items()})
+    data = struct.pack("<Q", len(probes)) + probes + blob
+    return ProblemPart(job["id"], float(job["timeout"]), data)
+
+
+def encode_job(parts: Iterable[ProblemPart]) -> bytes:
+    """The job stream for these problems, in this order."""
+    parts = list(parts)
+    problems = [{"id": p.id, "timeout": p.timeout, "size": len(p.data)} for p in parts]
+    index = json.dumps({"version": PROTOCOL_VERSION, "problems": problems}).encode()
+    return b"".join([struct.pack("<Q", len(index)), index, *(p.data for p in parts)])
+
+
+def result_names(probes: Mapping[str, Iterable[str]]) -> frozenset[str]:
+    """Every file the worker may send for these problems (problem id -> its probe ids)."""
+    names = {"worker.json"}
+    for problem, ids in probes.items():
+        files = [*PROBLEM_FILES, *(f"{i}.{ext}" for i in ids for ext in ("json", "safetensors"))]
+        for name in (problem, *files):
+            if not _SAFE_NAME.match(name):
+                raise ValueError(f"unsafe result name {name!r}")
+        names.update(f"{problem}/{name}" for name in files)
+    return frozenset(names)

@@ -1,0 +1,303 @@
+"""What comes back from the worker, parsed strictly: the only form in which the host reads it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+import torch
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from grader.sandbox.owntext import own, own_type
+from grader.sandbox.untrusted import InvalidOutput, read_json, read_tensors
+
+MAX_LOG_CHARS = 4_000
+MAX_OUTPUTS = 16
+MAX_PROBLEM_BYTES = 32_000_000
+"""JSON and tensor bytes read for one problem, all probes together."""
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Frame(Strict):
+    file: str = Field(max_length=500)
+    line: int | None
+    code: str = Field(max_length=400)
+
+
+class ErrorInfo(Strict):
+    stage: Literal["init", "inspect", "load", "setup", "call", "import"]
+    call: int
+    type: str = Field(max_length=200)
+    message: str = Field(max_length=4000)
+    frames: list[Frame] = Field(max_length=16)
+
+    def summary(self) -> str:
+        """`ValueError: message at file:line `code``; without the message and the code in a
+        candidate-facing view (their code chose them)."""
+        where = f" at {self.frames[-1].file}:{self.frames[-1].line}" if self.frames else ""
+        code = f" `{self.frames[-1].code.strip()}`" if self.frames and self.frames[-1].code else ""
+        message = self.message.strip().splitlines()[0][:300] if self.message.strip() else ""
+        kind = own_type(self.type, "an exception")
+        return kind + own(f": {message}", "") + where + own(code, "")
+
+
+class TensorOut(Strict):
+    kind: Literal["tensor"]
+    key: str | None
+    shape: list[int] = Field(max_length=16)
+    dtype: str
+    device: str
+    contiguous: bool
+    requires_grad: bool
+
+    @property
+    def torch_dtype(self) -> torch.dtype | None:
+        found = getattr(torch, self.dtype, None)
+        return found if isinstance(found, torch.dtype) else None
+
+
+class ValueOut(Strict):
+    kind: Literal["value"]
+    type: str = Field(max_length=200)
+    repr: str = Field(max_length=400)
+
+
+class TraceEntry(Strict):
+    """A library call the candidate's code made; the SDPA fields are set for SDPA calls."""
+
+    fn: str = Field(max_length=200)
+    is_causal: bool | None = None
+    dropout_p: float | None = None
+    scale: float | None = None
+    attn_mask: bool | None = None
+    query_shape: list[int] | None = Field(None, max_length=16)
+
+
+class CallResult(Strict):
+    outputs: list[TensorOut | ValueOut] = Field(max_length=MAX_OUTPUTS)
+    container: str | None = Field(max_length=200)  # the tuple or list type returned, if any
+    length: int  # how many values it returned: `outputs` describes the first MAX_OUTPUTS
+    grads: dict[str, str | None]
+    trace: list[TraceEntry] = Field(max_length=1000)
+    seconds: float
+
+    @model_validator(mode="after")
+    def _described(self) -> CallResult:
+        single = self.container is None
+        if (single and self.length != 1) or len(self.outputs) != min(self.length, MAX_OUTPUTS):
+            raise ValueError(f"{len(self.outputs)} outputs described for {self.length} returned")
+        return self
+
+
+class ParamInfo(Strict):
+    name: str
+    shape: list[int]
+    dtype: str
+    requires_grad: bool
+    storage: int
+
+
+class BufferInfo(Strict):
+    name: str
+    shape: list[int]
+    dtype: str
+    persistent: bool
+
+
+class ModuleInfo(Strict):
+    name: str
+    type: str
+    instance: int
+
+
+class InspectInfo(Strict):
+    params: list[ParamInfo] = Field(max_length=10_000)
+    buffers: list[BufferInfo] = Field(max_length=10_000)
+    modules: list[ModuleInfo] = Field(max_length=10_000)
+    tensor_attrs: list[str] = Field(max_length=10_000)
+    dropouts: dict[str, float]
+    attrs: dict[str, Any]
+
+
+class Mismatch(Strict):
+    name: str
+    expected: list[int]
+    got: list[int]
+
+
+class LoadInfo(Strict):
+    missing: list[str]
+    unexpected: list[str]
+    mismatched: list[Mismatch]
+
+    @property
+    def ok(self) -> bool:
+        return not (self.missing or self.unexpected or self.mismatched)
+
+    def summary(self) -> str:
+        parts = []
+        if self.missing:
+            parts.append("no parameter named " + ", ".join(self.missing))
+        if self.unexpected:
+            parts.append("unexpected parameter " + ", ".join(self.unexpected))
+        for m in self.mismatched:
+            parts.append(f"{m.name} has shape {tuple(m.got)}, expected {tuple(m.expected)}")
+        return "; ".join(parts)
+
+
+class ProbeData(Strict):
+    id: str
+    error: ErrorInfo | None
+    inspect: InspectInfo | None
+    load: LoadInfo | None
+    calls: list[CallResult] = Field(max_length=64)
+
+
+class ImportStatus(Strict):
+    import_error: ErrorInfo | None
+
+
+class ProblemExit(Strict):
+    exit_code: int | None
+    signal: int | None
+    timed_out: bool
+    seconds: float
+    stray_processes: int = Field(0, ge=0, description="Left running after it; killed.")
+
+
+class WorkerReport(Strict):
+    version: int
+    torch: str
+    python: str
+
+
+@dataclass
+class ProbeResult:
+    """A probe's data and its tensors."""
+
+    data: ProbeData
+    tensors: dict[str, torch.Tensor]
+
+    def output(self, call: int = 0, index: int = 0) -> torch.Tensor | None:
+        if call >= len(self.data.calls) or index >= len(self.data.calls[call].outputs):
+            return None
+        out = self.data.calls[call].outputs[index]
+        return self.stored(out) if isinstance(out, TensorOut) else None
+
+    def stored(self, out: TensorOut) -> torch.Tensor | None:
+        """The tensor stored for an output, if there is one of the shape and dtype described."""
+        tensor = self.tensors.get(out.key) if out.key is not None else None
+        if tensor is None or [list(tensor.shape), tensor.dtype] != [out.shape, out.torch_dtype]:
+            return None
+        return tensor
+
+    def grad(self, call: int, name: str) -> torch.Tensor | None:
+        key = self.data.calls[call].grads.get(name)
+        return None if key is None else self.tensors.get(key)
+
+
+@dataclass
+class ProblemRun:
+    """Everything the worker produced for one problem of one submission."""
+
+    problem: str
+    exit: ProblemExit | None
+    started: bool = False
+    import_error: ErrorInfo | None = None
+    probes: dict[str, ProbeResult] = field(default_factory=dict)
+    invalid: list[str] = field(default_factory=list)
+    stdout: str = ""
+    stderr: str = ""
+
+
+M = TypeVar("M", bound=Strict)
+
+
+def read_model(path: Path, model: type[M]) -> M:
+    try:
+        return model.model_validate(read_json(path))
+    except ValidationError as exc:
+        raise InvalidOutput(f"{path.name}: {str(exc)[:300]}") from exc
+
+
+def read_log(path: Path) -> str:
+    if not path.exists():
+        return ""
+    with path.open("rb") as handle:
+        head = handle.read(MAX_LOG_CHARS + 1)
+    text = head[:MAX_LOG_CHARS].decode("utf-8", errors="replace")
+    return text + ("\n[... output truncated]" if len(head) > MAX_LOG_CHARS else "")
+
+
+def read_worker_report(out_dir: Path) -> WorkerReport | None:
+    path = out_dir / "worker.json"
+    if not path.is_file():
+        return None
+    return read_model(path, WorkerReport)
+
+
+def nonconformity(data: ProbeData, probe: Mapping[str, Any]) -> str | None:
+    """How a probe's result fails to answer the request (calls, inspection, weights), or None."""
+    if data.id != probe["id"]:
+        return f"holds probe {data.id!r}"
+    asked = len(probe.get("calls", []))
+    if data.error is not None:
+        if data.error.call != len(data.calls) or len(data.calls) > asked:
+            return f"an error at call {data.error.call} after {len(data.calls)} of {asked} calls"
+        return None
+    if len(data.calls) != asked:
+        return f"{len(data.calls)} calls, {asked} asked for"
+    if (data.inspect is None) != (probe.get("inspect") is None):
+        return "inspection missing or not asked for"
+    if (data.load is None) != (probe.get("weights") is None):
+        return "weight loading missing or not asked for"
+    return None
+
+
+def read_problem(
+    out_dir: Path, problem: str, probes: Mapping[str, Mapping[str, Any]]
+) -> ProblemRun:
+    """Read one problem's folder (`probes`: id -> the probe asked for); files that are missing,
+    malformed or over the problem's byte budget are noted, never trusted."""
+    run = ProblemRun(problem=problem, exit=None)
+    folder = out_dir / problem
+    if not folder.is_dir():
+        return run
+    run.started = (folder / "started").is_file()
+    run.stdout = read_log(folder / "stdout.txt")
+    run.stderr = read_log(folder / "stderr.txt")
+    if (folder / "exit.json").is_file():
+        try:
+            run.exit = read_model(folder / "exit.json", ProblemExit)
+        except InvalidOutput as exc:
+            run.invalid.append(str(exc))
+    status_path = folder / "import.json"
+    if status_path.is_file():
+        try:
+            run.import_error = read_model(status_path, ImportStatus).import_error
+        except InvalidOutput as exc:
+            run.invalid.append(str(exc))
+    budget = MAX_PROBLEM_BYTES
+    for probe_id, probe in probes.items():
+        path, tensors = folder / f"{probe_id}.json", folder / f"{probe_id}.safetensors"
+        if not path.is_file():
+            continue
+        budget -= path.stat().st_size + (tensors.stat().st_size if tensors.is_file() else 0)
+        if budget < 0:
+            run.invalid.append(f"results over {MAX_PROBLEM_BYTES} bytes, from {probe_id} on")
+            break
+        try:
+            data = read_model(path, ProbeData)
+            mismatch = nonconformity(data, probe)
+            if mismatch is not None:
+                raise InvalidOutput(f"{path.name}: {mismatch}")
+            loaded = read_tensors(tensors) if tensors.is_file() else {}
+            run.probes[probe_id] = ProbeResult(data, loaded)
+        except InvalidOutput as exc:
+            run.invalid.append(str(exc))
+    return run

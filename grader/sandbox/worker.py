@@ -1,0 +1,734 @@
+"""The sandbox worker: runs a candidate's code on the probes the host asked for, writes data back.
+
+Usage: python3 worker.py --submission SUB_DIR --out OUT_DIR [--emit-tar] < JOB
+
+The job arrives on stdin, a pipe: an index (each problem's id, timeout and size), then each
+problem's part (its probes as JSON, the tensors they name as safetensors). The worker imports
+torch once, splices each part into a memory file of its own without reading it, then forks one
+child per problem. A child loads its own part, closes every other one, imports the candidate's
+entry file, runs that problem's probes and writes, per probe, `OUT_DIR/<problem>/<probe>.json`
+and `.safetensors`; its stdout and stderr go to files beside them. The parent writes
+`OUT_DIR/worker.json` (versions) first, a `started` marker before each child, and, once every
+process the problem started has been killed and reaped, how it ended in `exit.json`.
+
+With `--emit-tar` the parent streams those files to its stdout as a ustar archive, each as soon
+as it is final, and deletes a problem's files once sent. It is the only process that can write
+there: it is not dumpable (no other process of the user can open its /proc files, memory or
+descriptors) and every child closes the pipe before any candidate code runs.
+
+Nothing here judges anything: the host compares the data with its own reference run. This file
+must stay self-contained (stdlib, torch, safetensors): it is the only grader code in the image,
+and the host imports it too, to run the reference through the very same probe executor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import importlib
+import json
+import math
+import os
+import re
+import reprlib
+import select
+import shutil
+import signal
+import struct
+import sys
+import tarfile
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any, NamedTuple, cast
+
+import torch
+from safetensors.torch import load as load_tensors
+from safetensors.torch import save_file
+from torch import nn
+
+PROTOCOL_VERSION = 4
+MAX_INDEX_BYTES = 1 << 20
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
+MAX_MESSAGE = 2000
+MAX_FRAMES = 8
+MAX_OUTPUTS = 16
+
+Json = Any
+Namespace = dict[str, Any]
+
+
+class StubModule(nn.Module):
+    """The grader's own module handed to a candidate's function: layers and attributes only."""
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("the grader's module may not be called: use its layers and weights")
+
+
+class Recorder:
+    """Wraps library functions so that each call made by candidate code is noted."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Json]] = []
+
+    def install(self, names: list[str]) -> None:
+        for name in names:
+            owner, attr, describe = TRACEABLE[name]
+            original = getattr(owner, attr)
+            setattr(owner, attr, self._wrap(name, original, describe))
+
+    def _wrap(
+        self, name: str, original: Callable[..., Any], describe: Callable[..., dict[str, Json]]
+    ) -> Callable[..., Any]:
+        def traced(*args: Any, **kwargs: Any) -> Any:
+            entry: dict[str, Json] = {"fn": name}
+            entry.update(describe(*args, **kwargs))
+            self.calls.append(entry)
+            return original(*args, **kwargs)
+
+        return traced
+
+
+def _describe_sdpa(*args: Any, **kwargs: Any) -> dict[str, Json]:
+    names = ["query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale"]
+    bound = dict(zip(names, args, strict=False))
+    bound.update(kwargs)
+    return {
+        "is_causal": bool(bound.get("is_causal", False)),
+        "dropout_p": float(bound.get("dropout_p", 0.0)),
+        "scale": None if bound.get("scale") is None else float(bound["scale"]),
+        "attn_mask": bound.get("attn_mask") is not None,
+        "query_shape": list(bound["query"].shape) if "query" in bound else None,
+    }
+
+
+def _describe_nothing(*args: Any, **kwargs: Any) -> dict[str, Json]:
+    return {}
+
+
+TRACEABLE: dict[str, tuple[Any, str, Callable[..., dict[str, Json]]]] = {
+    "scaled_dot_product_attention": (
+        torch.nn.functional,
+        "scaled_dot_product_attention",
+        _describe_sdpa,
+    ),
+    "multi_head_attention_forward": (
+        torch.nn.functional,
+        "multi_head_attention_forward",
+        _describe_nothing,
+    ),
+    "MultiheadAttention.forward": (nn.MultiheadAttention, "forward", _describe_nothing),
+}
+
+
+# ---------------------------------------------------------------------------- probe executor
+
+
+def run_probe(
+    namespace: Namespace,
+    probe: dict[str, Json],
+    inputs: dict[str, torch.Tensor],
+    recorder: Recorder | None = None,
+    source_root: str | None = None,
+) -> tuple[dict[str, Json], dict[str, torch.Tensor]]:
+    """Run one probe against `namespace` (a module's globals) and return its result data."""
+    result: dict[str, Json] = {"id": probe["id"], "error": None, "inspect": None, "load": None}
+    result["calls"] = []
+    tensors: dict[str, torch.Tensor] = {}
+    previous: list[list[Any]] = []
+    stage = "init"
+    try:
+        target = namespace[probe["symbol"]]
+        init = probe.get("init")
+        if init is not None:
+            torch.manual_seed(int(probe.get("seed", 0)))
+            target = target(**init)
+            if not isinstance(target, nn.Module):
+                raise TypeError(f"{probe['symbol']}(...) did not return an nn.Module")
+            if probe.get("inspect") is not None:
+                stage = "inspect"
+                result["inspect"] = inspect_module(target, probe["inspect"])
+            if probe.get("weights") is not None:
+                stage = "load"
+                result["load"] = load_weights(target, probe["weights"], inputs)
+            stage = "setup"
+            for op in probe.get("setup", []):
+                target = apply_setup(target, op)
+            target.train(probe.get("mode", "eval") == "train")
+        for index, call in enumerate(probe.get("calls", [])):
+            stage = "call"
+            result["calls"].append(
+                run_call(target, call, index, inputs, tensors, previous, recorder)
+            )
+    except BaseException as exc:  # candidate code may raise anything
+        if isinstance(exc, KeyboardInterrupt | SystemExit) and source_root is None:
+            raise
+        result["error"] = describe_error(exc, stage, len(result["calls"]), source_root)
+    return result, tensors
+
+
+def inspect_module(module: nn.Module, attrs: list[str]) -> dict[str, Json]:
+    """Parameters, buffers, plain tensor attributes, submodules and requested attributes."""
+    storages: dict[int, int] = {}
+
+    def storage_of(t: torch.Tensor) -> int:
+        key = t.untyped_storage().data_ptr() if t.device.type != "meta" else id(t)
+        return storages.setdefault(key, len(storages))
+
+    params = [
+        {
+            "name": name,
+            "shape": list(p.shape),
+            "dtype": str(p.dtype).removeprefix("torch."),
+            "requires_grad": bool(p.requires_grad),
+            "storage": storage_of(p),
+        }
+        for name, p in module.named_parameters(remove_duplicate=False)
+    ]
+    buffers = []
+    for name, b in module.named_buffers(remove_duplicate=False):
+        owner_name, _, leaf = name.rpartition(".")
+        owner = module.get_submodule(owner_name) if owner_name else module
+        buffers.append(
+            {
+                "name": name,
+                "shape": list(b.shape),
+                "dtype": str(b.dtype).removeprefix("torch."),
+                "persistent": leaf not in owner._non_persistent_buffers_set,
+            }
+        )
+    instances: dict[int, int] = {}
+    modules = [
+        {
+            "name": name,
+            "type": type(m).__name__,
+            "instance": instances.setdefault(id(m), len(instances)),
+        }
+        for name, m in module.named_modules(remove_duplicate=False)
+    ]
+    tensor_attrs = [
+        f"{name}.{key}".lstrip(".")
+        for name, m in module.named_modules()
+        for key, value in vars(m).items()
+        if isinstance(value, torch.Tensor) and not isinstance(value, nn.Parameter)
+    ]
+    dropouts = {name: float(m.p) for name, m in module.named_modules() if isinstance(m, nn.Dropout)}
+    return {
+        "params": params,
+        "buffers": buffers,
+        "modules": modules,
+        "tensor_attrs": tensor_attrs,
+        "dropouts": dropouts,
+        "attrs": {name: read_attr(module, name) for name in attrs},
+    }
+
+
+def read_attr(obj: Any, dotted: str) -> Json:
+    """A JSON-able view of `obj.a.b`: plain values as they are, anything else by type name."""
+    for part in dotted.split("."):
+        if not hasattr(obj, part):
+            return {"missing": True}
+        obj = getattr(obj, part)
+    if obj is None or isinstance(obj, bool | int | str):
+        return obj
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else str(obj)
+    if isinstance(obj, nn.Dropout):
+        return {"type": type(obj).__name__, "p": float(obj.p)}
+    return {"type": type(obj).__name__}
+
+
+def load_weights(
+    module: nn.Module, names: dict[str, str], inputs: dict[str, torch.Tensor]
+) -> dict[str, Json]:
+    """Copy the host's weights into the module's parameters by name."""
+    params = dict(module.named_parameters())
+    missing, mismatched = [], []
+    for name, key in names.items():
+        value = inputs[key]
+        if name not in params:
+            missing.append(name)
+        elif params[name].shape != value.shape:
+            mismatched.append(
+                {"name": name, "expected": list(value.shape), "got": list(params[name].shape)}
+            )
+        else:
+            with torch.no_grad():
+                params[name].copy_(value)
+    unexpected = sorted(set(params) - set(names))
+    return {"missing": missing, "unexpected": unexpected, "mismatched": mismatched}
+
+
+def apply_setup(module: nn.Module, op: dict[str, Json]) -> nn.Module:
+    kind = op["op"]
+    if kind == "double":
+        return module.double()
+    if kind == "set":
+        setattr(module, op["name"], op["value"])
+        return module
+    raise ValueError(f"unknown setup op {kind!r}")
+
+
+def build_arg(
+    spec: dict[str, Json],
+    inputs: dict[str, torch.Tensor],
+    previous: list[list[Any]],
+) -> Any:
+    """Turn one argument description into the object handed to candidate code."""
+    if "value" in spec:
+        return spec["value"]
+    if "output" in spec:
+        call, index = spec["output"]
+        return previous[call][index]
+    if "stub" in spec:
+        return build_stub(spec["stub"], inputs)
+    tensor = inputs[spec["tensor"]].clone()
+    if spec.get("layout") == "noncontiguous":
+        tensor = tensor.transpose(0, -1).contiguous().transpose(0, -1)
+    if spec.get("grad"):
+        tensor.requires_grad_(True)
+    return tensor
+
+
+def build_stub(spec: dict[str, Json], inputs: dict[str, torch.Tensor]) -> nn.Module:
+    """A module exposing the grader's layers and attributes whose forward refuses to run."""
+    stub = StubModule()
+    for layer, names in spec["linears"].items():
+        weight = inputs[names["weight"]]
+        linear = nn.Linear(weight.shape[1], weight.shape[0], bias="bias" in names)
+        with torch.no_grad():
+            linear.weight.copy_(weight)
+            if "bias" in names:
+                linear.bias.copy_(inputs[names["bias"]])
+        setattr(stub, layer, linear)
+    for name, value in spec.get("attrs", {}).items():
+        setattr(stub, name, value)
+    if spec.get("dtype") == "float64":
+        stub.double()
+    return stub.eval()
+
+
+def run_call(
+    target: Any,
+    call: dict[str, Json],
+    index: int,
+    inputs: dict[str, torch.Tensor],
+    tensors: dict[str, torch.Tensor],
+    previous: list[list[Any]],
+    recorder: Recorder | None,
+) -> dict[str, Json]:
+    """Call the target once, optionally backpropagate, and describe what came back."""
+    args = [build_arg(a, inputs, previous) for a in call.get("args", [])]
+    kwargs = {k: build_arg(v, inputs, previous) for k, v in call.get("kwargs", {}).items()}
+    if call.get("seed") is not None:
+        torch.manual_seed(int(call["seed"]))
+    if recorder is not None:
+        recorder.calls.clear()
+    start = time.perf_counter()
+    returned = target(*args, **kwargs)
+    seconds = time.perf_counter() - start
+    unpacked = isinstance(returned, tuple | list)
+    outputs = list(returned) if unpacked else [returned]
+    previous.append(outputs)
+    described = [
+        describe_output(o, f"c{index}/out{i}", tensors) for i, o in enumerate(outputs[:MAX_OUTPUTS])
+    ]
+    grads: dict[str, str | None] = {}
+    backward = call.get("backward")
+    if backward is not None:
+        pairs = [
+            (out, inputs[key])
+            for out, key in zip(outputs, backward, strict=False)
+            if key is not None and isinstance(out, torch.Tensor)
+        ]
+        for out, grad in pairs:
+            if out.shape != grad.shape:
+                raise ValueError(f"output shape {tuple(out.shape)}, expected {tuple(grad.shape)}")
+        # the gradient of sum(out * g) is backward(out, g), without the first-call cost (a
+        # sympy import) of passing explicit gradients to torch.autograd.backward
+        loss = sum((out * grad.to(out.dtype)).sum() for out, grad in pairs)
+        if isinstance(loss, torch.Tensor):
+            loss.backward()
+        for j, arg in enumerate(args):
+            if isinstance(arg, torch.Tensor) and arg.requires_grad:
+                grads[f"arg{j}"] = save_tensor(arg.grad, f"c{index}/grad/arg{j}", tensors)
+        if isinstance(target, nn.Module):
+            for name, p in target.named_parameters():
+                grads[f"param:{name}"] = save_tensor(p.grad, f"c{index}/grad/p/{name}", tensors)
+    return {
+        "outputs": described,
+        "container": type(returned).__name__[:100] if unpacked else None,
+        "length": len(outputs),
+        "grads": grads,
+        "trace": list(recorder.calls) if recorder is not None else [],
+        "seconds": seconds,
+    }
+
+
+def save_tensor(t: torch.Tensor | None, key: str, tensors: dict[str, torch.Tensor]) -> str | None:
+    """Keep a copy of `t` under `key`; None for what safetensors cannot store (the host is told
+    the shape and dtype only)."""
+    if t is None or t.device.type == "meta" or t.layout != torch.strided:
+        return None
+    if t.is_complex() or t.is_quantized or t.is_nested:
+        return None
+    tensors[key] = t.detach().cpu().contiguous().clone()
+    return key
+
+
+def describe_output(out: Any, key: str, tensors: dict[str, torch.Tensor]) -> dict[str, Json]:
+    if isinstance(out, torch.Tensor):
+        return {
+            "kind": "tensor",
+            "key": save_tensor(out, key, tensors),
+            "shape": list(out.shape),
+            "dtype": str(out.dtype).removeprefix("torch."),
+            "device": out.device.type,
+            "contiguous": bool(out.is_contiguous()),
+            "requires_grad": bool(out.requires_grad),
+        }
+    return {"kind": "value", "type": type(out).__name__[:100], "repr": reprlib.repr(out)[:200]}
+
+
+def describe_error(
+    exc: BaseException, stage: str, call: int, source_root: str | None
+) -> dict[str, Json]:
+    """The exception, and the frames of it that stand in the candidate's own files."""
+    frames = []
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if source_root is not None and frame.filename.startswith(source_root):
+            frames.append(
+                {
+                    "file": os.path.relpath(frame.filename, source_root),
+                    "line": frame.lineno,
+                    "code": (frame.line or "")[:300],
+                }
+            )
+    return {
+        "stage": stage,
+        "call": call,
+        "type": type(exc).__name__,
+        "message": str(exc)[:MAX_MESSAGE],
+        "frames": frames[-MAX_FRAMES:],
+    }
+
+
+# ---------------------------------------------------------------------------- the job
+
+
+class Part(NamedTuple):
+    """One problem of the job: its id, its timeout, and the memory file holding its part."""
+
+    id: str
+    timeout: float
+    fd: int
+
+
+def read_job(fd: int) -> list[Part]:
+    """Read the job stream from the pipe `fd` (see `grader/sandbox/protocol.py`): the index into
+    memory, each problem's part into its own memory file, never through this process's memory."""
+    (size,) = struct.unpack("<Q", read_exact(fd, 8))
+    if size > MAX_INDEX_BYTES:
+        raise ValueError(f"job index of {size} bytes")
+    index = json.loads(read_exact(fd, size))
+    if index["version"] != PROTOCOL_VERSION:
+        raise ValueError(f"job of protocol {index['version']}, worker {PROTOCOL_VERSION}")
+    parts = [
+        Part(p["id"], float(p["timeout"]), splice_to_memory(fd, int(p["size"]), p["id"]))
+        for p in index["problems"]
+    ]
+    if os.read(fd, 1):
+        raise ValueError("the job stream is longer than its index says")
+    return parts
+
+
+def read_exact(fd: int, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = os.read(fd, size - len(data))
+        if not chunk:
+            raise EOFError("the job stream ended early")
+        data += chunk
+    return data
+
+
+def splice_to_memory(fd: int, size: int, name: str) -> int:
+    """A new memory file holding the next `size` bytes of the pipe `fd`."""
+    memory = os.memfd_create(name, os.MFD_CLOEXEC)
+    left = size
+    while left:
+        moved = os.splice(fd, memory, left)
+        if not moved:
+            raise EOFError("the job stream ended early")
+        left -= moved
+    return memory
+
+
+def load_part(fd: int) -> tuple[dict[str, Json], dict[str, torch.Tensor]]:
+    """A problem's probes and the tensors they name, from its memory file."""
+    data = os.pread(fd, os.fstat(fd).st_size, 0)
+    (size,) = struct.unpack_from("<Q", data)
+    return json.loads(data[8 : 8 + size]), load_tensors(data[8 + size :])
+
+
+# ---------------------------------------------------------------------------- worker process
+
+
+def run_problem(parts: list[Part], submission: str, out: Path, data_fd: int) -> None:
+    """Child process: import the candidate's entry file and run every probe of one problem,
+    the first of `parts` (the parts still open: this one and those of later problems)."""
+    part = parts[0]
+    problem, inputs = load_part(part.fd)
+    for fd in (data_fd, *(p.fd for p in parts)):
+        os.close(fd)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    folder = out / part.id
+    for fd, name in ((1, "stdout.txt"), (2, "stderr.txt")):
+        target = os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(target, fd)
+        os.close(target)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    recorder = Recorder()
+    recorder.install(problem.get("traces", []))
+    os.chdir(submission)
+    sys.path.append(submission)
+    sys.dont_write_bytecode = True
+    status: dict[str, Json] = {"import_error": None}
+    try:
+        module = importlib.import_module(Path(problem["entry"]).stem)
+    except BaseException as exc:  # candidate code may raise anything
+        status["import_error"] = describe_error(exc, "import", 0, submission)
+        write_json(folder / "import.json", status)
+        exit_child(0)
+    write_json(folder / "import.json", status)
+    namespace = vars(module)
+    for probe in problem["probes"]:
+        result, tensors = run_probe(namespace, probe, inputs, recorder, submission)
+        save_file(tensors, str(folder / f"{probe['id']}.safetensors"))
+        write_json(folder / f"{probe['id']}.json", result)
+    exit_child(0)
+
+
+def exit_child(code: int) -> None:
+    """Flush what the candidate printed, then leave without running any candidate cleanup."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
+
+
+def write_json(path: Path, data: Json) -> None:
+    partial = path.with_suffix(".partial")
+    partial.write_text(json.dumps(data))
+    partial.replace(path)
+
+
+def fresh_folder(path: Path) -> None:
+    """An empty directory at `path`, whatever an earlier problem left there."""
+    if path.is_symlink() or (path.exists() and not path.is_dir()):
+        path.unlink()
+    elif path.exists():
+        shutil.rmtree(path)
+    path.mkdir()
+
+
+def wait_child(pid: int, timeout: float) -> tuple[int | None, int | None, bool]:
+    """Wait for a child up to `timeout` seconds: (exit code, signal, timed out)."""
+    pidfd = os.pidfd_open(pid)
+    try:
+        ready, _, _ = select.select([pidfd], [], [], timeout)
+        if not ready:
+            os.kill(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
+    finally:
+        os.close(pidfd)
+    if not ready:
+        return None, signal.SIGKILL, True
+    if os.WIFSIGNALED(status):
+        return None, os.WTERMSIG(status), False
+    return os.WEXITSTATUS(status), None, False
+
+
+def process_tree() -> dict[int, tuple[int, bool]]:
+    """Every process below this one: pid -> (parent pid, still running), read from /proc."""
+    children: dict[int, list[tuple[int, bool]]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                ppid, running = parent_and_state(int(entry))
+                children.setdefault(ppid, []).append((int(entry), running))
+    below: dict[int, tuple[int, bool]] = {}
+    todo = [os.getpid()]
+    while todo:
+        parent = todo.pop()
+        for pid, running in children.get(parent, []):
+            below[pid] = (parent, running)
+            todo.append(pid)
+    return below
+
+
+def parent_and_state(pid: int) -> tuple[int, bool]:
+    with open(f"/proc/{pid}/stat", "rb") as stat:
+        fields = stat.read().rsplit(b")", 1)[1].split()
+    return int(fields[1]), fields[0] != b"Z"
+
+
+def end_descendants() -> int:
+    """SIGKILL and reap every process left below the worker, however it detached: orphans are
+    this process's children (it is PID 1 or a child subreaper), so none is left when it has no
+    child. Signals go through pidfds, to processes whose parent is still in the tree, so that a
+    recycled pid is never hit. Returns how many were still running."""
+    running: set[int] = set()
+    while True:
+        tree = process_tree()
+        ours = tree.keys() | {os.getpid()}
+        for pid, (_, alive) in tree.items():
+            with contextlib.suppress(OSError):
+                pidfd = os.pidfd_open(pid)
+                try:
+                    if parent_and_state(pid)[0] in ours:
+                        signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+                finally:
+                    os.close(pidfd)
+            if alive:
+                running.add(pid)
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
+            return len(running)
+        time.sleep(0.001)
+
+
+def protect_worker() -> None:
+    """Make this process undumpable, so that no child can open its /proc files (its memory, the
+    result pipe among its descriptors) or ptrace it, and the reaper of every orphan below it."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    for option, value in ((PR_SET_DUMPABLE, 0), (PR_SET_CHILD_SUBREAPER, 1)):
+        if libc.prctl(option, value, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), f"prctl({option}, {value}) failed")
+
+
+class PipeWriter:
+    """A pipe that counts what it wrote: tarfile's "w" mode asks where it is, never seeks."""
+
+    def __init__(self, fd: int) -> None:
+        self.file = os.fdopen(fd, "wb")
+        self.position = 0
+
+    def write(self, data: bytes) -> int:
+        self.file.write(data)
+        self.position += len(data)
+        return len(data)
+
+    def tell(self) -> int:
+        return self.position
+
+    def flush(self) -> None:
+        self.file.flush()
+
+    def close(self) -> None:
+        self.file.close()
+
+
+RESULT_FILE = re.compile(
+    r"^(p\d+\.(json|safetensors)|stdout\.txt|stderr\.txt|import\.json|exit\.json)$"
+)
+
+
+class Emitter:
+    """Streams result files to the host as one uncompressed ustar archive, each as soon as it is
+    final, so that what finished before a crash still arrives. Without a stream it only closes
+    `fd` and leaves the files where they are."""
+
+    def __init__(self, out: Path, fd: int, stream: bool) -> None:
+        self.out = out
+        self.file = PipeWriter(fd)
+        # "w", not "w|": the stream mode keeps a partial block back until it is closed
+        pipe = cast(IO[bytes], self.file)
+        self.tar = (
+            tarfile.open(fileobj=pipe, mode="w", format=tarfile.USTAR_FORMAT)  # noqa: SIM115
+            if stream
+            else None
+        )
+
+    def send(self, *paths: Path) -> None:
+        if self.tar is None:
+            return
+        for path in paths:
+            if path.is_file() and not path.is_symlink():
+                self.tar.add(path, arcname=str(path.relative_to(self.out)), recursive=False)
+        self.file.flush()
+
+    def send_results(self, folder: Path) -> None:
+        """A finished problem's files, only the names the worker itself writes, `exit.json` last
+        (a problem whose exit arrived is complete); then, when streaming, delete the folder."""
+        found = [p for p in folder.iterdir() if RESULT_FILE.match(p.name)]
+        self.send(*sorted(found, key=lambda p: (p.name == "exit.json", p.name)))
+        if self.tar is not None:
+            shutil.rmtree(folder)
+
+    def close(self) -> None:
+        if self.tar is not None:
+            self.tar.close()
+        self.file.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--submission", required=True)
+    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--emit-tar", action="store_true")
+    args = parser.parse_args(argv)
+
+    data_fd = os.dup(1)
+    os.dup2(2, 1)
+    protect_worker()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # as PID 1, a child could otherwise send it
+    torch.set_num_threads(1)
+    parts = read_job(0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    submission = os.path.realpath(args.submission)
+    emitter = Emitter(args.out, data_fd, args.emit_tar)
+    about = {
+        "version": PROTOCOL_VERSION,
+        "torch": torch.__version__,
+        "python": sys.version.split()[0],
+    }
+    write_json(args.out / "worker.json", about)
+    emitter.send(args.out / "worker.json")
+    for index, part in enumerate(parts):
+        folder = args.out / part.id
+        fresh_folder(folder)
+        (folder / "started").touch()
+        emitter.send(folder / "started")  # from here on, candidate code may have run
+        start = time.monotonic()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                run_problem(parts[index:], submission, args.out, data_fd)
+            finally:
+                os._exit(70)
+        code, sig, timed_out = wait_child(pid, part.timeout)
+        strays = end_descendants()
+        ended = {
+            "exit_code": code,
+            "signal": sig,
+            "timed_out": timed_out,
+            "seconds": round(time.monotonic() - start, 4),
+            "stray_processes": strays,
+        }
+        write_json(folder / "exit.json", ended)
+        emitter.send_results(folder)
+        os.close(part.fd)
+    emitter.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

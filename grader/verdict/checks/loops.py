@@ -1,0 +1,179 @@
+"""The code a function runs, read from source: its definition (through imports and base
+classes), the candidate's functions it calls, and the live Python loops among them that
+compute attention."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from grader.verdict.checks.routes import import_bindings, resolve
+from grader.verdict.checks.scope import SourceFile, Sources
+
+Definition = ast.FunctionDef | ast.ClassDef
+LOOPS = (ast.For, ast.While, ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
+# Calls that compute attention: a loop holding none of them (nor `@`) computes no heads.
+COMPUTE = {"matmul", "bmm", "mm", "einsum", "softmax", "linear", "baddbmm", "tensordot"}
+ENDS_BLOCK = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+MAX_DEPTH = 8
+
+
+@dataclass(frozen=True)
+class Function:
+    file: SourceFile
+    node: ast.FunctionDef
+    owner: str | None  # the class, for `self.method` calls
+
+
+def top_level(body: list[ast.stmt], name: str) -> Definition | None:
+    found = [n for n in body if isinstance(n, Definition) and n.name == name]
+    return found[-1] if found else None
+
+
+def imported_from(sources: Sources, file: SourceFile, expr: ast.expr) -> tuple[SourceFile, str]:
+    """The candidate's file and name an expression refers to (`Base`, `helpers.Base`)."""
+    assert file.tree is not None
+    path = resolve(expr, import_bindings(file.tree))
+    if path is None:
+        return file, ast.unparse(expr)
+    module, _, name = path.rpartition(".")
+    own = sources.own(module)
+    return (own, name) if own is not None else (file, path)
+
+
+def find_function(
+    sources: Sources, file: SourceFile, dotted: str, depth: int = 0
+) -> Function | None:
+    """`function` or `Class.method` as the candidate's code defines it: in the file, through
+    an import of another of their files, or inherited from a base class in any of them."""
+    if file.tree is None or depth > MAX_DEPTH:
+        return None
+    head, _, method = dotted.partition(".")
+    node = top_level(file.tree.body, head)
+    if node is None:
+        other, name = imported_from(sources, file, ast.Name(head))
+        if other is file:
+            return None
+        return find_function(sources, other, f"{name}.{method}".rstrip("."), depth + 1)
+    if not method:
+        return Function(file, node, None) if isinstance(node, ast.FunctionDef) else None
+    if not isinstance(node, ast.ClassDef):
+        return None
+    found = top_level(node.body, method)
+    if isinstance(found, ast.FunctionDef):
+        return Function(file, found, node.name)
+    for base in node.bases:
+        other, name = imported_from(sources, file, base)
+        inherited = find_function(sources, other, f"{name}.{method}", depth + 1)
+        if inherited is not None:
+            return inherited
+    return None
+
+
+def live_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
+    """Every node that can run: not after a return or raise in its block, not in an assert,
+    not in a nested function or class (reached only if called)."""
+    for statement in body:
+        if isinstance(statement, ast.Assert | ast.FunctionDef | ast.ClassDef):
+            continue
+        yield from live_in(statement)
+        if isinstance(statement, ENDS_BLOCK):
+            return
+
+
+def live_in(node: ast.AST) -> Iterator[ast.AST]:
+    yield node
+    for name, value in ast.iter_fields(node):
+        if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+            yield from live_nodes(value)
+        elif isinstance(value, list):
+            for item in value:
+                if isinstance(item, ast.AST):
+                    yield from live_in(item)
+        elif isinstance(value, ast.AST) and name != "decorator_list":
+            yield from live_in(value)
+
+
+class CallGraph:
+    """The candidate's functions reachable from one, by direct calls and `self.method()`."""
+
+    def __init__(self, sources: Sources) -> None:
+        self.sources = sources
+        self.memo: dict[int, bool] = {}
+
+    def callee(self, caller: Function, call: ast.Call) -> Function | None:
+        func = call.func
+        if isinstance(func, ast.Name):
+            return find_function(self.sources, caller.file, func.id)
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "self"
+            and caller.owner is not None
+        ):
+            return find_function(self.sources, caller.file, f"{caller.owner}.{func.attr}")
+        if isinstance(func, ast.Attribute):
+            other, name = imported_from(self.sources, caller.file, func)
+            if other is not caller.file:
+                return find_function(self.sources, other, name)
+        return None
+
+    def reachable(self, start: Function) -> list[Function]:
+        seen = {id(start.node): start}
+        queue = [start]
+        while queue and len(seen) < 64:
+            current = queue.pop()
+            for node in live_nodes(current.node.body):
+                if isinstance(node, ast.Call):
+                    found = self.callee(current, node)
+                    if found is not None and id(found.node) not in seen:
+                        seen[id(found.node)] = found
+                        queue.append(found)
+        return list(seen.values())
+
+    def computes(self, function: Function, node: ast.AST) -> bool:
+        """`node` holds a matmul, an attention primitive, or a call to the candidate's code
+        that does."""
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.MatMult):
+                return True
+            if not isinstance(inner, ast.Call):
+                continue
+            func = inner.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in COMPUTE:
+                return True
+            found = self.callee(function, inner)
+            if found is not None and self.function_computes(found):
+                return True
+        return False
+
+    def function_computes(self, function: Function) -> bool:
+        key = id(function.node)
+        if key not in self.memo:
+            self.memo[key] = False  # a recursive call adds nothing
+            self.memo[key] = self.computes(function, function.node)
+        return self.memo[key]
+
+
+def fixed_count(loop: ast.AST) -> bool:
+    """A loop over a literal tuple or list (`for t in (q, k, v)`): a fixed count, not the heads."""
+    if isinstance(loop, ast.For):
+        iterables = [loop.iter]
+    elif isinstance(loop, ast.ListComp | ast.GeneratorExp | ast.SetComp | ast.DictComp):
+        iterables = [g.iter for g in loop.generators]
+    else:
+        return False
+    return all(isinstance(i, ast.Tuple | ast.List) for i in iterables)
+
+
+def computing_loops(sources: Sources, start: Function) -> list[tuple[Function, ast.AST]]:
+    """The live loops that compute attention in `start` and the candidate's code it calls."""
+    graph = CallGraph(sources)
+    return [
+        (function, node)
+        for function in graph.reachable(start)
+        for node in live_nodes(function.node.body)
+        if isinstance(node, LOOPS) and not fixed_count(node) and graph.computes(function, node)
+    ]

@@ -1,0 +1,70 @@
+"""Checks on how a module is composed of submodules: stacks of heads."""
+
+from __future__ import annotations
+
+from grader.reports.models import CheckStatus
+from grader.verdict.checks.base import Context, Verdict, register
+from grader.verdict.checks.structure import Inspecting, OneConfigParams
+from grader.verdict.checks.values import passed
+
+
+class DistinctHeadsParams(OneConfigParams):
+    container: str = "heads"
+    count_from: str = "num_heads"
+
+
+@register("distinct_heads")
+class DistinctHeads(Inspecting):
+    """`container` is an nn.ModuleList of as many distinct modules as the constructor argument
+    `count_from` says, in order, no two sharing a parameter tensor."""
+
+    params_model = DistinctHeadsParams
+
+    def judge(self, ctx: Context) -> Verdict:
+        got, _ = self.inspected(ctx)
+        name = self.params.container
+        count = int((self.config().init or {})[self.params.count_from])
+        types = {m.name: m.type for m in got.modules}
+        if name not in types:
+            return Verdict(
+                CheckStatus.failed,
+                f"no submodule {name}: keep the heads in an nn.ModuleList (a plain list does not "
+                "register their parameters)",
+            )
+        if types[name] != "ModuleList":
+            return Verdict(CheckStatus.failed, f"{name} is a {types[name]}, not an nn.ModuleList")
+        children = [m for m in got.modules if m.name.rpartition(".")[0] == name]
+        if len(children) != count:
+            return Verdict(
+                CheckStatus.failed,
+                f"{name} holds {len(children)} modules, expected {count} "
+                f"({self.params.count_from})",
+            )
+        first: dict[int, str] = {}
+        for child in children:
+            if child.instance in first:
+                return Verdict(
+                    CheckStatus.failed,
+                    f"{child.name} is the same module as {first[child.instance]}: build a new "
+                    "head for each slot (`[head] * n` repeats one module)",
+                )
+            first[child.instance] = child.name
+        owners: dict[int, str] = {}
+        for p in got.params:
+            head = head_of(p.name, name)
+            if head is None:
+                continue
+            other = owners.setdefault(p.storage, head)
+            if other != head:
+                return Verdict(
+                    CheckStatus.failed, f"{other} and {head} share the tensor of {p.name}"
+                )
+        return passed(f"{count} distinct heads in {name}")
+
+
+def head_of(param: str, container: str) -> str | None:
+    """`heads.2` for `heads.2.W_query.weight` when the container is `heads`."""
+    prefix = container + "."
+    if not param.startswith(prefix):
+        return None
+    return prefix + param[len(prefix) :].split(".")[0]

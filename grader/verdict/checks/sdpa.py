@@ -1,0 +1,156 @@
+"""Checks on a fused fast path: the SDPA calls traced while the entry ran, and the manual path
+reached by switching an attribute after construction."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import torch
+from pydantic import Field
+
+from grader.courses.spec import Config
+from grader.reports.models import CheckStatus
+from grader.sandbox.results import TraceEntry
+from grader.verdict.checks.base import (
+    Check,
+    ConfigParams,
+    Context,
+    Verdict,
+    about,
+    config_text,
+    register,
+)
+from grader.verdict.checks.values import AllClose, AllCloseParams, passed
+from grader.verdict.diagnose import locate
+from grader.verdict.plan import Mode, Plan
+
+SDPA = "scaled_dot_product_attention"
+
+
+def describe_setup(setup: list[dict[str, Any]]) -> str:
+    """`flash = False` for [{"op": "set", "name": "flash", "value": False}]."""
+    parts = [f"{op['name']} = {op['value']}" for op in setup if op.get("op") == "set"]
+    return ", ".join(parts) or "as constructed"
+
+
+class SdpaParams(ConfigParams):
+    mode: Mode = "eval"
+    setup: list[dict[str, Any]] = Field(default_factory=list)
+    called: bool = True
+    is_causal: bool | None = None
+    dropout_p: float | str | None = None  # a value, or the constructor argument holding it
+    default_scale: bool = False
+
+
+@register("sdpa_calls")
+class SdpaCalls(Check):
+    """F.scaled_dot_product_attention is called (or not), with the expected `is_causal`,
+    `dropout_p` and no explicit `scale`."""
+
+    params_model = SdpaParams
+
+    def prepare(self, plan: Plan) -> None:
+        self.probes = {
+            c.id: plan.call_probe(c, mode=self.params.mode, setup=self.params.setup)
+            for c in self.configs()
+        }
+
+    def dropout_p(self, config: Config) -> float | None:
+        wanted = self.params.dropout_p
+        if isinstance(wanted, str):
+            return float((config.init or {})[wanted])
+        return wanted
+
+    def judge(self, ctx: Context) -> Verdict:
+        how = f"in {self.params.mode} mode, {describe_setup(self.params.setup)}"
+        for config in self.configs():
+            calls = [
+                e for e in ctx.result(self.probes[config.id]).data.calls[0].trace if e.fn == SDPA
+            ]
+            where = f"{config_text(config)} ({how})"
+            if not self.params.called:
+                if calls:
+                    return Verdict(
+                        CheckStatus.failed,
+                        f"{where}: F.scaled_dot_product_attention was called {len(calls)} "
+                        "time(s): this path must compute attention itself",
+                    )
+                continue
+            if not calls:
+                return Verdict(
+                    CheckStatus.failed, f"{where}: F.scaled_dot_product_attention was not called"
+                )
+            for entry in calls:
+                problem = self.wrong_argument(entry, config)
+                if problem is not None:
+                    return Verdict(CheckStatus.failed, f"{where}: {problem}")
+        if not self.params.called:
+            return passed(f"no SDPA call ({how})")
+        return passed(f"SDPA called as expected ({how})")
+
+    def wrong_argument(self, entry: TraceEntry, config: Config) -> str | None:
+        if self.params.is_causal is not None and entry.is_causal != self.params.is_causal:
+            return f"is_causal={entry.is_causal}, expected is_causal={self.params.is_causal}" + (
+                " (let SDPA build the causal mask)" if self.params.is_causal else ""
+            )
+        dropout_p = self.dropout_p(config)
+        if dropout_p is not None and not abs((entry.dropout_p or 0.0) - dropout_p) <= 1e-12:
+            gate = " (dropout_p must be 0.0 when not self.training)" if dropout_p == 0 else ""
+            return f"dropout_p={entry.dropout_p}, expected {dropout_p}{gate}"
+        if self.params.default_scale and entry.scale is not None:
+            return (
+                f"scale={entry.scale} passed: leave the scaling to SDPA "
+                "(no manual scaling on the flash path)"
+            )
+        return None
+
+
+class SetupAllCloseParams(AllCloseParams):
+    setup: list[dict[str, Any]]
+
+
+@register("allclose_after_setup")
+class AllCloseAfterSetup(AllClose):
+    """`allclose` on a module changed by setup ops after construction (e.g. its path switched)."""
+
+    params_model: ClassVar[type[AllCloseParams]] = SetupAllCloseParams
+
+    def prepare(self, plan: Plan) -> None:
+        self.probes = {
+            c.id: plan.call_probe(c, dtype=self.dtype(), setup=self.params.setup)
+            for c in self.configs()
+        }
+
+
+class AgreeParams(ConfigParams):
+    setup: list[dict[str, Any]]
+    atol: float = 1e-5
+
+
+@register("paths_agree")
+class PathsAgree(Check):
+    """The module's outputs as constructed and after the setup ops agree within `atol`."""
+
+    params_model = AgreeParams
+
+    def prepare(self, plan: Plan) -> None:
+        self.probes = {
+            c.id: (plan.call_probe(c), plan.call_probe(c, setup=self.params.setup))
+            for c in self.configs()
+        }
+
+    def judge(self, ctx: Context) -> Verdict:
+        switched = describe_setup(self.params.setup)
+        for config_id, (first, second) in self.probes.items():
+            with about(self.problem.config(config_id)):
+                a, b = ctx.output(first), ctx.output(second)
+            diff = (a.double() - b.double()).abs()
+            if not bool(torch.all(diff <= self.params.atol)):
+                return Verdict(
+                    CheckStatus.failed,
+                    f"{config_text(self.problem.config(config_id))}: "
+                    f"the outputs as constructed and with {switched} differ "
+                    f"by {float(diff.max()):.3g} at {locate(diff, None)} (allowed "
+                    f"{self.params.atol:g})",
+                )
+        return passed(f"outputs agree within {self.params.atol:g} with {switched}")

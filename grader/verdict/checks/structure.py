@@ -1,0 +1,232 @@
+"""Checks on how a module is built: parameters by name, their count, the mask buffer, named
+attributes, raises."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from pydantic import Field
+
+from grader.courses.spec import Config
+from grader.reports.models import CheckStatus
+from grader.sandbox.results import InspectInfo, TensorOut
+from grader.verdict.checks.base import (
+    Check,
+    ConfigParams,
+    Context,
+    Failure,
+    NoParams,
+    Verdict,
+    config_text,
+    describe,
+    register,
+)
+from grader.verdict.checks.returned import value_text
+from grader.verdict.checks.values import passed
+from grader.verdict.plan import Plan
+
+
+class OneConfigParams(NoParams):
+    config: str | None = None
+
+
+class Inspecting(Check):
+    """A check that reads the structure of a module built from one config."""
+
+    params_model = OneConfigParams
+
+    def config(self) -> Config:
+        name = self.params.config
+        return self.problem.config(name) if name else self.configs()[0]
+
+    def prepare(self, plan: Plan) -> None:
+        self.probe = plan.call_probe(self.config(), inspect=[], call=False)
+
+    def inspected(self, ctx: Context, probe: str | None = None) -> tuple[InspectInfo, InspectInfo]:
+        probe = probe or self.probe
+        got = ctx.result(probe).data.inspect
+        want = ctx.reference(probe).data.inspect
+        assert got is not None and want is not None
+        return got, want
+
+
+@register("parameter_names")
+class ParameterNames(Inspecting):
+    """Parameters carry the contract's names and shapes, no more, no less, none shared."""
+
+    def judge(self, ctx: Context) -> Verdict:
+        got, want = self.inspected(ctx)
+        load = ctx.result(self.probe).data.load
+        assert load is not None
+        if not load.ok:
+            expected = ", ".join(f"{p.name} {tuple(p.shape)}" for p in want.params)
+            return Verdict(CheckStatus.failed, f"{load.summary()} (expected: {expected})")
+        seen: dict[int, str] = {}
+        for p in got.params:
+            if p.storage in seen:
+                return Verdict(
+                    CheckStatus.failed,
+                    f"{p.name} and {seen[p.storage]} share one tensor; each needs its own weights",
+                )
+            seen[p.storage] = p.name
+        return passed(f"{len(got.params)} parameters, named as the contract says")
+
+
+@register("param_count")
+class ParamCount(Inspecting):
+    """The module has exactly as many trainable parameters as the contract implies."""
+
+    def judge(self, ctx: Context) -> Verdict:
+        got, want = self.inspected(ctx)
+        count = unique_count(got)
+        expected = unique_count(want)
+        if count != expected:
+            extra = "more" if count > expected else "fewer"
+            names = ", ".join(f"{p.name} {tuple(p.shape)}" for p in got.params)
+            return Verdict(
+                CheckStatus.failed,
+                f"{count} parameters, {abs(count - expected)} {extra} than the {expected} "
+                f"expected for {describe(self.config())} (has: {names})",
+            )
+        return passed(f"{count} parameters")
+
+
+def unique_count(info: InspectInfo) -> int:
+    by_storage = {p.storage: math.prod(p.shape) for p in info.params if p.requires_grad}
+    return sum(by_storage.values())
+
+
+class MaskBufferParams(OneConfigParams):
+    names: list[str] = Field(default_factory=list)  # buffers the contract names
+
+
+@register("mask_buffer")
+class MaskBuffer(Inspecting):
+    """The causal mask is a registered buffer (not a plain tensor attribute), under the names
+    the contract gives, and the module still works after `.double()`."""
+
+    params_model = MaskBufferParams
+
+    def prepare(self, plan: Plan) -> None:
+        config = self.config()
+        self.probe = plan.call_probe(config, inspect=[], call=False)
+        self.double = plan.call_probe(config, dtype="float64")
+
+    def judge(self, ctx: Context) -> Verdict:
+        got, _ = self.inspected(ctx)
+        if got.tensor_attrs:
+            names = ", ".join(got.tensor_attrs)
+            return Verdict(
+                CheckStatus.failed,
+                f"tensor attribute {names} is not a registered buffer: use "
+                "self.register_buffer(...) so that module.to(...) moves it",
+            )
+        if not got.buffers:
+            return Verdict(CheckStatus.failed, "no registered buffer: register the causal mask")
+        found = [b.name for b in got.buffers]
+        missing = [name for name in self.params.names if name not in found]
+        if missing:
+            return Verdict(
+                CheckStatus.failed,
+                f"no buffer named {', '.join(missing)} (found {', '.join(found)}): the contract "
+                "names the causal mask buffer",
+            )
+        try:
+            out = ctx.returned(self.double)
+        except Failure as failure:
+            return Verdict(CheckStatus.failed, f"forward after .double(): {failure.message}")
+        want = ctx.reference(self.double).data.calls[0].outputs[0]
+        assert isinstance(want, TensorOut)
+        if out.dtype != want.dtype:
+            return Verdict(
+                CheckStatus.failed,
+                f"forward after .double() returned {value_text(out)}, expected a {want.dtype} "
+                "tensor",
+            )
+        names = ", ".join(b.name for b in got.buffers)
+        return passed(f"buffer {names} moves with the module")
+
+
+class AttributesParams(ConfigParams):
+    names: list[str] = Field(min_length=1)
+
+
+@register("attributes")
+class Attributes(Check):
+    """Plain attributes the contract names (head counts, sizes, flags) hold the reference's
+    values, of the same type."""
+
+    params_model = AttributesParams
+
+    def prepare(self, plan: Plan) -> None:
+        self.probes = {
+            c.id: plan.call_probe(c, inspect=self.params.names, call=False) for c in self.configs()
+        }
+
+    def judge(self, ctx: Context) -> Verdict:
+        for config in self.configs():
+            probe = self.probes[config.id]
+            got = ctx.result(probe).data.inspect
+            want = ctx.reference(probe).data.inspect
+            assert got is not None and want is not None
+            for name in self.params.names:
+                value, expected = got.attrs.get(name), want.attrs[name]
+                if type(value) is type(expected) and value == expected:
+                    continue
+                where = f"{config_text(config)}"
+                if isinstance(value, dict) and value.get("missing"):
+                    return Verdict(
+                        CheckStatus.failed,
+                        f"{where}: no attribute {name}; the contract names it "
+                        f"(expected {expected!r})",
+                    )
+                shown = f"a {value['type']}" if isinstance(value, dict) else repr(value)
+                return Verdict(
+                    CheckStatus.failed, f"{where}: {name} is {shown}, expected {expected!r}"
+                )
+        return passed(", ".join(self.params.names) + " as the contract says")
+
+
+class RaisesParams(NoParams):
+    init: dict[str, Any] | None = None
+    config: str | None = None
+    exceptions: list[str] = Field(default_factory=lambda: ["ValueError", "AssertionError"])
+
+
+@register("raises")
+class Raises(Check):
+    """A bad configuration is rejected: by the constructor (`init`) or by a call (`config`)."""
+
+    params_model = RaisesParams
+
+    def prepare(self, plan: Plan) -> None:
+        if self.params.config is not None:
+            config = self.problem.config(self.params.config)
+            self.stage, self.what = "call", f"calling with {describe(config)}"
+            self.probe = plan.call_probe(config, expect_error=True)
+        else:
+            args = ", ".join(f"{k}={v}" for k, v in (self.params.init or {}).items())
+            self.stage, self.what = "init", f"constructing with {args}"
+            self.probe = plan.probe(
+                init=self.params.init,
+                weights=None,
+                setup=[],
+                mode="eval",
+                calls=[],
+                expect_error=True,
+            )
+
+    def judge(self, ctx: Context) -> Verdict:
+        result = ctx.sub.probes.get(self.probe)
+        if result is None:
+            raise Failure(ctx.missing_reason(), CheckStatus.error)
+        error = result.data.error
+        wanted = " or ".join(self.params.exceptions)
+        if error is None:
+            return Verdict(CheckStatus.failed, f"{self.what} did not raise {wanted}")
+        if error.stage != self.stage or error.type not in self.params.exceptions:
+            return Verdict(
+                CheckStatus.failed, f"{self.what} raised {error.summary()}; expected {wanted}"
+            )
+        return passed(f"{self.what} raises {error.type}")

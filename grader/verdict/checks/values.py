@@ -1,0 +1,286 @@
+"""Checks on returned values: shapes, closeness to the reference, contiguity, causality."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from grader.courses.spec import Config, ModuleArg
+from grader.reports.models import CheckStatus, Diagnosis
+from grader.verdict import diagnose
+from grader.verdict.checks.base import (
+    Check,
+    ConfigParams,
+    Context,
+    Failure,
+    Verdict,
+    about,
+    config_text,
+    describe,
+    register,
+)
+from grader.verdict.checks.returned import dtype_text, nonfinite_text
+from grader.verdict.plan import Dtype, Plan
+
+
+def passed(message: str = "") -> Verdict:
+    return Verdict(CheckStatus.passed, message)
+
+
+class PerConfig(Check):
+    """A check that asks one eval-mode call per config and compares each with the reference;
+    what a config returns wrongly is one of its findings, a config that raised ends the check."""
+
+    params_model = ConfigParams
+
+    def prepare(self, plan: Plan) -> None:
+        self.probes = {c.id: plan.call_probe(c, dtype=self.dtype()) for c in self.configs()}
+
+    def dtype(self) -> Dtype:
+        dtype: Dtype = getattr(self.params, "dtype", "float32")
+        return dtype
+
+    def judge(self, ctx: Context) -> Verdict:
+        problems = []
+        diagnosis = None
+        for config in self.configs():
+            try:
+                found = self.compare(ctx, config, self.probes[config.id])
+            except Failure as failure:
+                if failure.status is not CheckStatus.failed:
+                    failure.message = f"{config_text(config)}: {failure.message}"
+                    raise
+                found = failure.message, None
+            if found is not None:
+                message, diagnosis_here = found
+                problems.append(f"{config_text(config)}: {message}")
+                # the first config's diagnosis, unless a later one names a mistake
+                named = diagnosis_here is not None and diagnosis_here.mistake is not None
+                if diagnosis is None or (diagnosis.mistake is None and named):
+                    diagnosis = diagnosis_here
+        if problems:
+            return Verdict(CheckStatus.failed, "\n".join(problems), diagnosis)
+        return passed(f"{len(self.configs())} configs agree")
+
+    def compare(
+        self, ctx: Context, config: Config, probe: str
+    ) -> tuple[str, Diagnosis | None] | None:
+        raise NotImplementedError
+
+
+@register("output_shape")
+class OutputShape(PerConfig):
+    """Every output has exactly the reference's shape and dtype (no broadcasting)."""
+
+    def compare(
+        self, ctx: Context, config: Config, probe: str
+    ) -> tuple[str, Diagnosis | None] | None:
+        for i in range(output_count(ctx, probe)):
+            got = ctx.output(probe, 0, i, finite=False)
+            mismatch = dtype_mismatch(ctx, probe, i, got)
+            if mismatch:
+                return mismatch, None
+        return None
+
+
+def output_count(ctx: Context, probe: str) -> int:
+    """How many outputs the reference returns for a probe."""
+    return len(ctx.reference(probe).data.calls[0].outputs)
+
+
+def dtype_mismatch(ctx: Context, probe: str, index: int, got: torch.Tensor) -> str:
+    """Why an output's dtype is not the reference's ("" if it is)."""
+    want = ctx.reference(probe).output(0, index)
+    assert want is not None
+    if got.dtype == want.dtype:
+        return ""
+    label = f"output {index}" if output_count(ctx, probe) > 1 else "output"
+    return f"{label} dtype {dtype_text(got.dtype)}, expected {dtype_text(want.dtype)}"
+
+
+class AllCloseParams(ConfigParams):
+    dtype: Dtype = "float32"
+    exact: bool = False
+    outputs: list[int] | None = None
+
+
+@register("allclose")
+class AllClose(PerConfig):
+    """Values match the reference within the problem's tolerance; a miss is diagnosed."""
+
+    params_model = AllCloseParams
+
+    def tolerance(self) -> tuple[float, float]:
+        if self.params.exact:
+            return 0.0, 0.0
+        tol = self.problem.tolerance[self.params.dtype]
+        return tol.atol, tol.rtol
+
+    def compare(
+        self, ctx: Context, config: Config, probe: str
+    ) -> tuple[str, Diagnosis | None] | None:
+        atol, rtol = self.tolerance()
+        got_all: dict[int, torch.Tensor] = {}
+        for i in self.params.outputs or range(output_count(ctx, probe)):
+            got = got_all[i] = ctx.output(probe, 0, i, finite=False)
+            want = ctx.reference(probe).output(0, i)
+            assert want is not None
+            mismatch = dtype_mismatch(ctx, probe, i, got)
+            if mismatch:
+                return mismatch, None
+            if not torch.allclose(got, want, atol=atol, rtol=rtol):
+                load = ctx.result(probe).data.load
+                if load is not None and not load.ok:
+                    return f"weights could not be loaded by name: {load.summary()}", None
+                return self.explain(ctx, config, probe, got_all, got, want, i, atol, rtol)
+        return None
+
+    def explain(
+        self,
+        ctx: Context,
+        config: Config,
+        probe: str,
+        got_all: dict[int, torch.Tensor],
+        got: torch.Tensor,
+        want: torch.Tensor,
+        index: int,
+        atol: float,
+        rtol: float,
+    ) -> tuple[str, Diagnosis]:
+        diff = (got.double() - want.double()).abs()
+        max_error = float(diff.nan_to_num(nan=float("inf")).max())
+        heads = diagnosis_params(ctx, config).get("heads")
+        head_dim = got.shape[-1] // heads if heads and got.dim() == 3 else None
+        where = diagnose.locate(diff, head_dim)
+        match = identify(ctx, config, probe, got_all, max(atol, 1e-5), max(rtol, 1e-4))
+        label = f"output {index}" if output_count(ctx, probe) > 1 else "output"
+        message = f"{label} differs from the reference: max error {max_error:.3g} at {where}"
+        if not bool(torch.isfinite(got).all()):
+            message += f" (it holds {nonfinite_text(got)})"
+        if match is not None:
+            message += f". It matches a known mistake: {match.description}"
+        result = Diagnosis(
+            mistake=match.mistake if match else None,
+            description=match.description if match else None,
+            config=describe(config),
+            max_error=max_error,
+            where=where,
+        )
+        return message, result
+
+
+def diagnosis_params(ctx: Context, config: Config) -> dict[str, Any]:
+    """The spec's diagnosis params with `heads_from` resolved against the config."""
+    if ctx.spec.diagnosis is None:
+        return {}
+    params = dict(ctx.spec.diagnosis.params)
+    source = params.pop("heads_from", None)
+    if source is not None:  # "init.KEY" or "argN.init.KEY"
+        *owner, key = source.split(".")
+        arg = None if owner == ["init"] else config.args[int(owner[0][3:])]
+        init = arg.init if isinstance(arg, ModuleArg) else config.init
+        assert init is not None, f"{ctx.spec.id}: heads_from {source!r} names no init"
+        params["heads"] = int(init[key])
+    params.setdefault("function", config.symbol or ctx.spec.symbol)
+    return params
+
+
+def probe_inputs(
+    plan: Plan, probe: dict[str, Any]
+) -> tuple[dict[str, torch.Tensor], list[Any], dict[str, Any]]:
+    """The weights, arguments and keyword arguments of a probe's first call, as host tensors."""
+    weights = {name: plan.tensors[key] for name, key in (probe.get("weights") or {}).items()}
+
+    def value(arg: dict[str, Any]) -> Any:
+        if "tensor" in arg:
+            return plan.tensors[arg["tensor"]]
+        if "stub" in arg:
+            for layer, keys in arg["stub"]["linears"].items():
+                weights.update({f"{layer}.{kind}": plan.tensors[k] for kind, k in keys.items()})
+            return None
+        return arg.get("value")
+
+    call = probe["calls"][0]
+    args = [value(a) for a in call["args"]]
+    kwargs = {k: value(v) for k, v in call.get("kwargs", {}).items()}
+    dtype = next((a.dtype for a in args if isinstance(a, torch.Tensor)), torch.float32)
+    weights = {k: v.to(dtype) for k, v in weights.items()}
+    return weights, args, kwargs
+
+
+def identify(
+    ctx: Context,
+    config: Config,
+    probe: str,
+    got: dict[int, torch.Tensor],
+    atol: float,
+    rtol: float,
+) -> diagnose.Match | None:
+    spec = ctx.spec.diagnosis
+    if spec is None:
+        return None
+    weights, args, kwargs = probe_inputs(ctx.plan, ctx.plan.probes[probe])
+    params = diagnosis_params(ctx, config)
+    return diagnose.identify(
+        spec.form, spec.mistakes, weights, args, kwargs, params, got, atol, rtol
+    )
+
+
+@register("contiguous")
+class Contiguous(PerConfig):
+    """Every returned tensor is contiguous."""
+
+    def compare(
+        self, ctx: Context, config: Config, probe: str
+    ) -> tuple[str, Diagnosis | None] | None:
+        for i in range(output_count(ctx, probe)):
+            if not ctx.returned(probe, 0, i).contiguous:
+                why = "call .contiguous() (reshape returns a view when it can)"
+                return f"output {i} is not contiguous: {why}", None
+        return None
+
+
+class CausalityParams(ConfigParams):
+    tolerance: float = 1e-6
+    arg: int = 0
+
+
+@register("causality")
+class Causality(Check):
+    """Perturbing tokens after position t leaves every output at positions <= t unchanged."""
+
+    params_model = CausalityParams
+
+    def prepare(self, plan: Plan) -> None:
+        self.probes: dict[str, tuple[str, int]] = {}
+        for config in self.configs():
+            args = plan.args(config)
+            position = self.params.arg
+            x = plan.tensors[args[position]["tensor"]]
+            cut = max(0, x.shape[1] // 2 - 1)
+            noise = plan.tensor(f"noise/{config.id}", list(x.shape), 3.0)
+            perturbed = x.clone()
+            perturbed[:, cut + 1 :] += plan.tensors[noise][:, cut + 1 :]
+            changed = list(args)
+            changed[position] = {
+                **args[position],
+                "tensor": plan.put(f"future/{config.id}", perturbed),
+            }
+            self.probes[config.id] = (plan.call_probe(config, args=args, more_args=[changed]), cut)
+
+    def judge(self, ctx: Context) -> Verdict:
+        for config_id, (probe, cut) in self.probes.items():
+            with about(self.problem.config(config_id)):
+                before = ctx.output(probe, 0)[:, : cut + 1].double()
+                after = ctx.output(probe, 1)[:, : cut + 1].double()
+            change = float((before - after).abs().max())
+            if change > self.params.tolerance:
+                where = diagnose.locate((before - after).abs(), None)
+                return Verdict(
+                    CheckStatus.failed,
+                    f"{config_text(self.problem.config(config_id))}: "
+                    f"changing tokens after position {cut} changed the output "
+                    f"at or before it by {change:.3g} ({where}): tokens attend to the future",
+                )
+        return passed("no token sees the future")

@@ -1,0 +1,119 @@
+"""Judging one problem of one submission: every check's verdict, the score and the status."""
+
+from __future__ import annotations
+
+import traceback
+
+from grader.reports.models import CheckReport, CheckStatus, ProblemReport, ProblemStatus
+from grader.sandbox import owntext
+from grader.sandbox.results import ProblemRun
+from grader.verdict.checks import Check, Context, Failure, Verdict
+from grader.verdict.prepare import Prepared
+
+
+def judge_problem(prepared: Prepared, run: ProblemRun, sources: dict[str, str]) -> ProblemReport:
+    spec = prepared.problem.spec
+    public = None
+    if run.import_error is not None:
+        message = f"importing {spec.entry} raised {run.import_error.summary()}"
+        with owntext.public():
+            public = f"importing {spec.entry} raised {run.import_error.summary()}"
+        verdict = Verdict(CheckStatus.error, message, public=public)
+        checks = [check_report(c, verdict) for c in prepared.checks]
+        status = ProblemStatus.import_error
+    else:
+        checks, fault = judge_checks(prepared, run, sources)
+        status, message = problem_status(prepared, run, checks)
+        if fault is not None:
+            status, message = ProblemStatus.grader_error, fault
+    zeroed = status in (ProblemStatus.forbidden_api, ProblemStatus.grader_error)
+    return ProblemReport(
+        problem=spec.id,
+        title=spec.title,
+        status=status,
+        score=0.0 if zeroed else sum(c.points for c in checks),
+        max_score=spec.max_score,
+        checks=checks,
+        message=message,
+        public_message=public,
+        seconds=run.exit.seconds if run.exit else None,
+        stdout=run.stdout,
+        stderr=run.stderr,
+    )
+
+
+def judge_checks(
+    prepared: Prepared, run: ProblemRun, sources: dict[str, str]
+) -> tuple[list[CheckReport], str | None]:
+    """Every check's report, and the grader's own failure if a check broke."""
+    ctx = Context(prepared.problem.spec, prepared.plan, run, prepared.reference, sources)
+    reports = []
+    fault = None
+    for check in prepared.checks:
+        try:
+            with owntext.tracking() as used:
+                verdict = run_check(check, ctx)
+            if used:  # composed again, without the candidate's own text, for their view
+                with owntext.public():
+                    verdict.public = run_check(check, ctx).message
+        except Exception as exc:  # a bug in a check is the grader's fault
+            fault = f"check {check.spec.name!r} failed: {exc!r}\n{traceback.format_exc(limit=4)}"
+            verdict = Verdict(CheckStatus.skipped, "not judged: the grader failed on this check")
+        reports.append(check_report(check, verdict))
+    return reports, fault
+
+
+def run_check(check: Check, ctx: Context) -> Verdict:
+    try:
+        return check.judge(ctx)
+    except Failure as failure:
+        return Verdict(failure.status, failure.message)
+
+
+def check_report(check: Check, verdict: Verdict) -> CheckReport:
+    spec = check.spec
+    return CheckReport(
+        name=spec.name,
+        check=spec.check,
+        status=verdict.status,
+        points=spec.points if verdict.status is CheckStatus.passed else 0.0,
+        max_points=spec.points,
+        visibility=spec.visibility,
+        message=verdict.message,
+        public_message=verdict.public,
+        diagnosis=verdict.diagnosis,
+    )
+
+
+def problem_status(
+    prepared: Prepared, run: ProblemRun, checks: list[CheckReport]
+) -> tuple[ProblemStatus, str]:
+    spec = prepared.problem.spec
+    exit = run.exit
+    if spec.forbidden_zeroes_problem and any(
+        c.check == "forbidden_api" and c.status is CheckStatus.failed for c in checks
+    ):
+        return ProblemStatus.forbidden_api, "the problem scores 0 (see its forbidden API check)"
+    if exit is not None and exit.timed_out:
+        return ProblemStatus.timeout, (
+            f"stopped after {spec.limits.problem_seconds:g} s; checks that finished count"
+        )
+    if exit is None or exit.signal is not None or exit.exit_code not in (0, None):
+        how = "the worker stopped before this problem finished"
+        if exit is not None and exit.signal is not None:
+            how = f"killed by signal {exit.signal}"
+        elif exit is not None:
+            how = f"exited with code {exit.exit_code}"
+        return ProblemStatus.crashed, f"the candidate's process {how}; checks that finished count"
+    if run.invalid:
+        return ProblemStatus.crashed, (
+            f"the candidate's process left results the grader cannot read ({run.invalid[0]}); "
+            "checks that finished count"
+        )
+    missing = [c for c in checks if c.status is CheckStatus.error and "ended without" in c.message]
+    if missing:
+        return ProblemStatus.crashed, "the candidate's process ended early (e.g. os._exit)"
+    if exit.stray_processes:
+        killed = exit.stray_processes
+        return ProblemStatus.graded, f"{killed} process(es) it left running were killed"
+    return ProblemStatus.graded, ""

@@ -1,0 +1,245 @@
+"""A problem's plan: the probes the host asks for and every tensor they name.
+
+Checks add probes to a plan; identical probes are asked for once. The plan is built once per
+run (seed) and problem, and is the same for every submission of the batch.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from typing import Any, Literal
+
+import torch
+from torch import nn
+
+from grader.courses.spec import Config, ModuleArg, ProblemSpec, TensorArg
+from grader.sandbox import executor
+
+Dtype = Literal["float32", "float64"]
+Mode = Literal["eval", "train"]
+
+TRACES = [
+    "scaled_dot_product_attention",
+    "multi_head_attention_forward",
+    "MultiheadAttention.forward",
+]
+
+
+def draw(seed: int, label: str, shape: list[int], scale: float = 1.0) -> torch.Tensor:
+    """A standard normal tensor determined by the run's seed and a label."""
+    generator = torch.Generator().manual_seed(
+        (seed * 1_000_003 + zlib.crc32(label.encode())) % 2**63
+    )
+    return torch.randn(shape, generator=generator, dtype=torch.float32) * scale
+
+
+class Plan:
+    """Probes and tensors for one problem; `reference_modules` builds the grader's own modules."""
+
+    def __init__(
+        self,
+        spec: ProblemSpec,
+        seed: int,
+        reference: dict[str, Any],
+        other_references: dict[str, dict[str, Any]],
+    ) -> None:
+        self.spec = spec
+        self.seed = seed
+        self.reference = reference
+        self.other_references = other_references
+        self.tensors: dict[str, torch.Tensor] = {}
+        self.probes: dict[str, dict[str, Any]] = {}
+        self._by_content: dict[str, str] = {}
+
+    # -- tensors
+
+    def tensor(self, label: str, shape: list[int], scale: float = 1.0) -> str:
+        key = f"{self.spec.id}/{label}"
+        if key not in self.tensors:
+            self.tensors[key] = draw(self.seed, key, shape, scale)
+        return key
+
+    def put(self, label: str, value: torch.Tensor) -> str:
+        key = f"{self.spec.id}/{label}"
+        self.tensors[key] = value.detach().contiguous()
+        return key
+
+    def as_dtype(self, key: str, dtype: Dtype) -> str:
+        if dtype == "float32":
+            return key
+        label = key.removeprefix(f"{self.spec.id}/") + "@f64"
+        return self.put(label, self.tensors[key].double())
+
+    # -- modules and weights
+
+    def reference_module(self, init: dict[str, Any], problem: str | None = None) -> nn.Module:
+        namespace = self.reference if problem is None else self.other_references[problem]
+        symbol = self.spec.symbol if problem is None else _module_symbol(namespace)
+        torch.manual_seed(0)
+        module = namespace[symbol](**init)
+        assert isinstance(module, nn.Module)
+        return module
+
+    def weights(self, config: Config, problem: str | None = None) -> dict[str, str]:
+        """Weights for every reference parameter: name -> tensor key (scaled like Linear init)."""
+        init = config.init if problem is None else None
+        assert init is not None or problem is not None
+        module = self.reference_module(init or {}, problem)
+        prefix = f"w/{config.id}" if problem is None else f"w/{config.id}/{problem}"
+        names = {}
+        for name, p in module.named_parameters():
+            fan_in = p.shape[-1] if p.dim() > 1 else p.shape[0]
+            names[name] = self.tensor(f"{prefix}/{name}", list(p.shape), fan_in**-0.5)
+        return names
+
+    def stub(self, config: Config, arg: ModuleArg, index: int, dtype: Dtype) -> dict[str, Any]:
+        """The worker-side stand-in for the grader's module of another problem."""
+        module = self.reference_module(arg.init, arg.module)
+        linears: dict[str, dict[str, str]] = {}
+        prefix = f"w/{config.id}/arg{index}"
+        for name, p in module.named_parameters():
+            layer, _, kind = name.rpartition(".")
+            fan_in = p.shape[-1] if p.dim() > 1 else p.shape[0]
+            key = self.tensor(f"{prefix}/{name}", list(p.shape), fan_in**-0.5)
+            linears.setdefault(layer, {})[kind] = key
+        attrs = {name: getattr(module, name) for name in arg.expose}
+        return {"stub": {"linears": linears, "attrs": attrs, "dtype": dtype}}
+
+    # -- arguments
+
+    def args(self, config: Config, dtype: Dtype = "float32", **tensor_opts: Any) -> list[Any]:
+        """The call arguments of a config as the worker reads them."""
+        out: list[Any] = []
+        for i, arg in enumerate(config.args):
+            if isinstance(arg, TensorArg):
+                key = self.as_dtype(self.tensor(f"x/{config.id}/{i}", arg.shape), dtype)
+                described: dict[str, Any] = {"tensor": key, "layout": arg.layout}
+                described.update(tensor_opts)
+                out.append(described)
+            elif isinstance(arg, ModuleArg):
+                out.append(self.stub(config, arg, i, dtype))
+            else:
+                out.append({"value": arg})
+        return out
+
+    def mask_kwargs(self, config: Config) -> dict[str, Any]:
+        if config.mask is None:
+            return {}
+        return {"mask": {"tensor": self.put(f"mask/{config.id}", make_mask(config))}}
+
+    # -- probes
+
+    def probe(self, **fields: Any) -> str:
+        """Register a probe (deduplicated by content) and return its id."""
+        fields.setdefault("symbol", self.spec.symbol)
+        content = json.dumps(fields, sort_keys=True)
+        if content not in self._by_content:
+            probe_id = f"p{len(self.probes)}"
+            self._by_content[content] = probe_id
+            self.probes[probe_id] = {"id": probe_id, **fields}
+        return self._by_content[content]
+
+    def call_probe(
+        self,
+        config: Config,
+        dtype: Dtype = "float32",
+        mode: Mode = "eval",
+        setup: list[dict[str, Any]] | None = None,
+        backward: bool = False,
+        seeds: list[int | None] | None = None,
+        inspect: list[str] | None = None,
+        init: dict[str, Any] | None = None,
+        args: list[Any] | None = None,
+        more_args: list[list[Any]] | None = None,
+        expect_error: bool = False,
+        call: bool = True,
+        weights: dict[str, str] | None = None,
+        gradient: str | None = None,
+    ) -> str:
+        """The common probe: build (modules), load weights (the config's, unless `weights`
+        names others), set up, then one call per seed (and per extra argument list in
+        `more_args`); `backward` backpropagates a random gradient, or `gradient` if given."""
+        first = args if args is not None else self.args(config, dtype, grad=backward)
+        kwargs = self.mask_kwargs(config)
+        if backward and gradient is None:
+            gradient = self.grad_output(config, dtype)
+        backward_with = [gradient] if gradient is not None and call else None
+        calls = []
+        for call_args in [first, *(more_args or [])] if call else []:
+            for seed in seeds or [None]:
+                entry: dict[str, Any] = {"args": call_args, "kwargs": kwargs, "seed": seed}
+                if backward_with is not None:
+                    entry["backward"] = backward_with
+                calls.append(entry)
+        fields: dict[str, Any] = {"calls": calls, "symbol": config.symbol or self.spec.symbol}
+        if expect_error:
+            fields["expect_error"] = True
+        if self.spec.kind == "module":
+            steps = list(setup or [])
+            if dtype == "float64":
+                steps.insert(0, {"op": "double"})
+            fields.update(
+                init=init if init is not None else config.init,
+                weights=weights if weights is not None else self.weights(config),
+                setup=steps,
+                mode=mode,
+                inspect=inspect,
+            )
+        return self.probe(**fields)
+
+    def grad_output(self, config: Config, dtype: Dtype) -> str:
+        """A random gradient for the first output, shaped like the reference's output."""
+        probe = {
+            "id": "shape",
+            "symbol": config.symbol or self.spec.symbol,
+            "init": config.init,
+            "calls": [{"args": self.args(config), "kwargs": self.mask_kwargs(config)}],
+        }
+        result, _ = executor.run_probe(self.reference, probe, self.tensors)
+        if result["error"] is not None:
+            raise RuntimeError(
+                f"{self.spec.id}: reference failed on {config.id}: {result['error']}"
+            )
+        shape = result["calls"][0]["outputs"][0]["shape"]
+        return self.as_dtype(self.tensor(f"g/{config.id}", shape), dtype)
+
+    def job(self) -> dict[str, Any]:
+        """This problem's part of the worker's job file."""
+        return {
+            "id": self.spec.id,
+            "entry": self.spec.entry,
+            "timeout": self.spec.limits.problem_seconds,
+            "traces": TRACES,
+            "probes": list(self.probes.values()),
+        }
+
+
+def _module_symbol(namespace: dict[str, Any]) -> str:
+    classes = [
+        v
+        for v in namespace.values()
+        if isinstance(v, type)
+        and issubclass(v, nn.Module)
+        and v.__module__ == namespace["__name__"]
+    ]
+    if len(classes) != 1:
+        raise ValueError(f"{namespace['__name__']}: expected one module class, found {classes}")
+    return classes[0].__name__
+
+
+def make_mask(config: Config) -> torch.Tensor:
+    """A bool mask (True = may not attend) that never masks a whole row."""
+    batch, tokens = config.args[0].shape[0], config.args[0].shape[1]  # type: ignore[union-attr]
+    heads = int((config.init or {}).get("num_heads", 1))
+    causal = torch.ones(tokens, tokens, dtype=torch.bool).triu(1)
+    if config.mask == "causal":
+        return causal
+    if config.mask == "padding":
+        lengths = torch.tensor([max(1, tokens - 1 - 2 * b) for b in range(batch)])
+        keep = torch.arange(tokens)[None, :] < lengths[:, None]
+        return ~keep[:, None, None, :]
+    generator = torch.Generator().manual_seed(tokens * 31 + heads)
+    per_head = torch.rand(batch, heads, tokens, tokens, generator=generator) < 0.4
+    per_head &= ~torch.eye(tokens, dtype=torch.bool)
+    return per_head

@@ -1,0 +1,49 @@
+"""Preparing a run: each problem's plan and the reference's results, once per seed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from grader.courses.catalog import Catalog, Problem
+from grader.sandbox import executor
+from grader.sandbox.results import ProbeData, ProbeResult
+from grader.verdict.checks import Check
+from grader.verdict.plan import Plan
+
+
+class GraderFault(Exception):
+    """Something on the grader's side failed: never the candidate's zero."""
+
+
+@dataclass
+class Prepared:
+    problem: Problem
+    plan: Plan
+    checks: list[Check]
+    reference: dict[str, ProbeResult]
+
+
+def prepare(catalog: Catalog, problems: list[Problem], seed: int) -> dict[str, Prepared]:
+    """Plan every problem's probes and run its reference through the same executor."""
+    namespaces = {p.spec.id: p.reference() for p in catalog.problems.values()}
+    torch.set_num_threads(1)
+    prepared = {}
+    for problem in problems:
+        plan = Plan(problem.spec, seed, namespaces[problem.spec.id], namespaces)
+        checks = problem.checks()
+        for check in checks:
+            check.prepare(plan)
+        results = {}
+        for probe_id, probe in plan.probes.items():
+            data, tensors = executor.run_probe(namespaces[problem.spec.id], probe, plan.tensors)
+            parsed = ProbeData.model_validate(data)
+            if parsed.error is not None and not probe.get("expect_error"):
+                raise GraderFault(
+                    f"{problem.spec.id}: the reference failed probe {probe_id}: "
+                    f"{parsed.error.summary()}"
+                )
+            results[probe_id] = ProbeResult(parsed, tensors)
+        prepared[problem.spec.id] = Prepared(problem, plan, checks, results)
+    return prepared
