@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from grader import __version__
 from grader.cli.main import cli
 from grader.courses.catalog import Catalog
+from grader.courses.paths import PROBLEMS_DIR
 from grader.courses.spec import Visibility
 from grader.platforms.classroom.workflow import workflow
 from grader.platforms.gradescope.autograder import build_autograder
@@ -128,7 +129,7 @@ def test_resume_grades_the_rest_with_the_batch_seed(tmp_path: Path) -> None:
     saved, fresh = tmp_path / "subs" / "full", tmp_path / "subs" / "late"
     for folder in (saved, fresh):
         folder.mkdir(parents=True)
-        shutil.copyfile(ROOT / "reference_solutions" / "split_heads.py", folder / "split_heads.py")
+        shutil.copyfile(PROBLEMS_DIR / "split_heads" / "reference.py", folder / "split_heads.py")
     report = sample_reports()[0].model_copy(update={"content_hash": content_hash(saved)})
     report.run.grader_version = __version__
     write_report(report, out)
@@ -214,8 +215,8 @@ def test_gradescope_zip(tmp_path: Path) -> None:
         "grader/pyproject.toml",
         "grader/grader/sandbox/worker.py",
         "grader/grader/cli/main.py",
-        "grader/problems/split_heads/spec.toml",
-        "grader/reference_solutions/split_heads.py",
+        "grader/grader/courses/attention/problems/split_heads/spec.toml",
+        "grader/grader/courses/attention/problems/split_heads/reference.py",
     } <= names
     assert not any("__pycache__" in n for n in names)
     assert modes["run_autograder"] & stat.S_IXUSR and modes["setup.sh"] & stat.S_IXUSR

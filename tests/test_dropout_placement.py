@@ -12,9 +12,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from grader.courses.paths import PROBLEMS_DIR
 from grader.grade import Grader
 from grader.verdict.checks.placement import placement_fault, ratios
-from tests.conftest import ROOT
 
 P = 0.5
 BATCH, HEADS, HEAD_DIM = 8, 4, 4
@@ -94,7 +94,7 @@ def test_a_parameter_mistake_is_not_blamed_on_dropout(
         folder = tmp_path / mutant
         folder.mkdir()
         shutil.copyfile(
-            ROOT / "problems" / problem / "mutants" / f"{mutant}.py", folder / f"{problem}.py"
+            PROBLEMS_DIR / problem / "mutants" / f"{mutant}.py", folder / f"{problem}.py"
         )
         report = make_grader([problem]).grade(folder)
         dropout = next(c for c in report.problem(problem).checks if c.check == "dropout")

@@ -18,11 +18,11 @@ import pytest
 import torch
 
 from grader.courses.catalog import Catalog
+from grader.courses.paths import PROBLEMS_DIR
 from grader.grade import Grader, batch_limits
 from grader.reports.models import SubmissionReport
 from grader.sandbox.backends import launch
 from grader.sandbox.backends.local import LocalBackend
-from tests.conftest import ROOT
 from tests.test_hostile import leftover_processes
 
 
@@ -49,7 +49,7 @@ print("ids", os.getuid(), os.getgid(), len(os.getgroups()))
 for name in ("RLIMIT_CPU", "RLIMIT_AS", "RLIMIT_FSIZE", "RLIMIT_NPROC", "RLIMIT_CORE"):
     print(name, *resource.getrlimit(getattr(resource, name)))
 """
-SPLIT_HEADS = (ROOT / "reference_solutions" / "split_heads.py").read_text()
+SPLIT_HEADS = (PROBLEMS_DIR / "split_heads" / "reference.py").read_text()
 
 
 def printed(stdout: str, key: str) -> list[int]:

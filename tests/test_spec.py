@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from grader.courses.catalog import Catalog
+from grader.courses.paths import PROBLEMS_DIR
 from grader.courses.spec import SpecError, load_spec
-from tests.conftest import ROOT
 
-SHIPPED = ROOT / "problems" / "split_heads" / "spec.toml"
+SHIPPED = PROBLEMS_DIR / "split_heads" / "spec.toml"
 
 
 def copy_problem(tmp_path: Path, text: str) -> Path:
@@ -39,7 +39,7 @@ def test_unknown_check_is_rejected_by_the_catalog(tmp_path: Path) -> None:
     text = SHIPPED.read_text().replace('check = "contiguous"', 'check = "contiguity"')
     copy_problem(tmp_path, text)
     with pytest.raises(SpecError, match="unknown check 'contiguity'"):
-        Catalog(tmp_path / "problems", ROOT / "reference_solutions")
+        Catalog(tmp_path / "problems")
 
 
 def test_duplicate_check_names_are_rejected(tmp_path: Path) -> None:

@@ -8,10 +8,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from grader.courses.catalog import Catalog
+from grader.courses.paths import PROBLEMS_DIR
 from grader.grade import Grader
 from grader.reports.models import SubmissionReport
 from tests import whole
-from tests.conftest import ROOT
 
 
 def lost(report: SubmissionReport) -> list[tuple[str, str, str]]:
@@ -27,15 +27,15 @@ def test_every_problem_has_three_styles(catalog: Catalog) -> None:
     assert len(whole.STYLES) >= 3
     for problem in catalog.problems:
         for name in whole.STYLES:
-            assert (whole.STYLES_DIR / problem / f"{name}.py").is_file(), (problem, name)
+            assert (catalog.problems[problem].folder / "accepted" / f"{name}.py").is_file()
 
 
 def test_styles_import_each_other() -> None:
     """The styles exercise what candidates do: import a sibling file, subclass its class."""
     imports = re.compile(r"^from (\w+) import", re.MULTILINE)
-    entries = {p.name.removesuffix(".py") for p in (ROOT / "problems").iterdir()}
+    entries = {p.name for p in PROBLEMS_DIR.iterdir()}
     for name in whole.STYLES:
-        texts = [p.read_text() for p in whole.STYLES_DIR.glob(f"*/{name}.py")]
+        texts = [p.read_text() for p in PROBLEMS_DIR.glob(f"*/accepted/{name}.py")]
         assert any(set(imports.findall(t)) & entries for t in texts), name
 
 

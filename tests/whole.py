@@ -6,10 +6,9 @@ import shutil
 from pathlib import Path
 
 from grader.courses.catalog import Catalog
-from tests.conftest import ROOT
+from grader.courses.paths import PROBLEMS_DIR
 
-STYLES_DIR = ROOT / "tests" / "styles"
-STYLES = sorted({p.stem for p in STYLES_DIR.glob("*/*.py")})
+STYLES = sorted({p.stem for p in PROBLEMS_DIR.glob("*/accepted/*.py")})
 
 
 def references(catalog: Catalog, dest: Path) -> Path:
@@ -21,10 +20,10 @@ def references(catalog: Catalog, dest: Path) -> Path:
 
 
 def style(catalog: Catalog, name: str, dest: Path) -> Path:
-    """One style of `tests/styles/<problem>/<style>.py`, every problem in one folder."""
+    """One accepted style, `problems/<problem>/accepted/<style>.py`, every problem in one folder."""
     dest.mkdir(parents=True)
     for problem in catalog.problems.values():
-        shutil.copyfile(STYLES_DIR / problem.spec.id / f"{name}.py", dest / problem.spec.entry)
+        shutil.copyfile(problem.folder / "accepted" / f"{name}.py", dest / problem.spec.entry)
     return dest
 
 

@@ -1,4 +1,4 @@
-"""The problem catalog: every folder under `problems/` with its spec, reference and checks."""
+"""The problem catalog: every folder under `problems/`, each with its spec, reference and checks."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from grader.courses.paths import PROBLEMS_DIR, REFERENCE_DIR
+from grader.courses.paths import PROBLEMS_DIR
 from grader.courses.spec import ProblemSpec, SpecError, Visibility, load_spec
 from grader.verdict.checks import CHECKS, Check
 from grader.verdict.diagnose import FORMS, MISTAKES
@@ -54,9 +54,8 @@ def import_file(path: Path, name: str) -> ModuleType:
 class Catalog:
     """Problems found in a folder, in catalog order."""
 
-    def __init__(self, problems_dir: Path = PROBLEMS_DIR, references_dir: Path = REFERENCE_DIR):
+    def __init__(self, problems_dir: Path = PROBLEMS_DIR):
         self.problems_dir = problems_dir
-        self.references_dir = references_dir
         self.problems: dict[str, Problem] = {}
         found = []
         for spec_path in sorted(problems_dir.glob("*/spec.toml")):
@@ -66,7 +65,7 @@ class Catalog:
                 import_file(own_checks, f"problem_checks_{folder.name}")
             spec = load_spec(spec_path)
             self.validate(spec, spec_path)
-            reference = references_dir / f"{spec.reference or spec.id}.py"
+            reference = folder / "reference.py"
             if not reference.is_file():
                 raise SpecError(f"{spec_path}: no reference solution at {reference}")
             for required in ("statement.md", "starter.py"):

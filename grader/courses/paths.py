@@ -1,9 +1,8 @@
-"""Where the shipped problems, reference solutions and sandbox files live."""
+"""Where the built-in course and the sandbox files live."""
 
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-PROBLEMS_DIR = ROOT / "problems"
-REFERENCE_DIR = ROOT / "reference_solutions"
+PROBLEMS_DIR = ROOT / "grader" / "courses" / "attention" / "problems"
 SANDBOX_DIR = ROOT / "grader" / "sandbox"
 WORKER_FILE = SANDBOX_DIR / "worker.py"

@@ -94,7 +94,6 @@ class ProblemSpec(Strict):
     entry: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*\.py$")
     kind: Literal["module", "function"]
     symbols: list[str] = Field(min_length=1, description="Names the entry file must define.")
-    reference: str | None = Field(None, description="File in reference_solutions/ (default: id).")
     forbidden: list[str] = Field(default_factory=list)
     forbidden_zeroes_problem: bool = True
     tolerance: dict[Precision, Tolerance] = Field(default_factory=default_tolerance)

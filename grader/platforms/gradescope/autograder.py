@@ -19,7 +19,7 @@ STUDENT = "grader-student"
 SOURCE = "/autograder/source/grader"
 WHEELHOUSE = "/autograder/source/wheelhouse"
 TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
-PACKED = ("pyproject.toml", "README.md", "grader", "problems", "reference_solutions")
+PACKED = ("pyproject.toml", "README.md", "grader")
 SKIPPED = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
 
 SETUP = f"""\
@@ -53,8 +53,8 @@ id -u {STUDENT} >/dev/null 2>&1 || useradd --system --user-group --no-create-hom
     --shell /usr/sbin/nologin {STUDENT}
 # Only root reads the problems (hidden checks) and the reference solutions; the worker script,
 # the grader package and the virtualenv stay readable.
-chmod -R go-rwx {SOURCE}/problems {SOURCE}/reference_solutions
 chmod -R go+rX {SOURCE}/grader "$VENV"
+chmod -R go-rwx {SOURCE}/grader/courses/attention
 chmod go+x /autograder /autograder/source {SOURCE}
 """
 
