@@ -58,6 +58,11 @@ def styled() -> AbstractContextManager[None]:
     return matplotlib.rc_context(STYLE)
 
 
+def height(problems: int) -> float:
+    """Both plots' height in inches, side by side: enough for a bar per problem."""
+    return max(3.0, 0.8 + 0.26 * problems)
+
+
 def new_figure(width: float, height: float) -> tuple[Figure, Axes]:
     from matplotlib.figure import Figure
 
@@ -75,22 +80,19 @@ def whole_numbers(axis: Axis) -> None:
 def totals_histogram(stats: ClassStats) -> str:
     """How many submissions scored each tenth of the maximum total, with the median marked."""
     with styled():
-        figure, axes = new_figure(6.4, 3.2)
+        figure, axes = new_figure(6.4, height(len(stats.problems)))
         top = stats.max_total or max(stats.totals, default=0.0) or 1.0
         edges = [top * i / 10 for i in range(11)]
         axes.hist(stats.totals, bins=edges, color=BAR, edgecolor="white")
         if stats.totals:
-            axes.axvline(stats.median_total, color="#222", linestyle="--", linewidth=1)
-            axes.annotate(
-                f"median {stats.median_total:g}",
-                (stats.median_total, 1),
-                xycoords=("data", "axes fraction"),
-                xytext=(4, -4),
-                textcoords="offset points",
-                va="top",
-                fontsize=9,
-                bbox={"facecolor": "white", "edgecolor": "none", "pad": 1},
+            axes.axvline(
+                stats.median_total,
+                color="#222",
+                linestyle="--",
+                linewidth=1,
+                label=f"median {stats.median_total:g}",
             )
+            axes.legend(frameon=False, fontsize=9)
         axes.set_xlim(0, top)
         axes.set_xlabel(f"total (out of {top:g})")
         axes.set_ylabel("submissions")
@@ -101,7 +103,7 @@ def totals_histogram(stats: ClassStats) -> str:
 def problem_outcomes(problems: list[ProblemStats]) -> str:
     """Per problem, a bar of its submissions split by outcome: full marks to not attempted."""
     with styled():
-        figure, axes = new_figure(6.4, max(2.4, 0.8 + 0.26 * len(problems)))
+        figure, axes = new_figure(6.4, height(len(problems)))
         names = [xml(p.problem) for p in reversed(problems)]
         left = [0] * len(names)
         for name in OUTCOMES:
