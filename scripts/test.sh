@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The project's test command: lint, types, the catalog's proof of its own checks, the tests.
-# Where a Docker engine answers, the Docker tests are required to run (not skipped).
+# Where a Docker engine answers, the Docker tests are required to run (not skipped); so is the
+# browser test where Chromium is installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,5 +11,8 @@ mypy grader tests benchmarks
 grader validate --jobs 2
 if docker info >/dev/null 2>&1; then
     export GRADER_DOCKER_TESTS=1
+fi
+if command -v chromium >/dev/null; then
+    export GRADER_BROWSER_TESTS=1
 fi
 pytest -q

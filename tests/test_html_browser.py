@@ -1,0 +1,123 @@
+"""The class report of a realistic class in a real browser: headless Chromium, 1280 px wide.
+
+Required (it fails, not skips, without Chromium) where GRADER_BROWSER_TESTS=1 or CI is set;
+scripts/setup.sh installs Chromium and scripts/test.sh sets the variable when it is there.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from grader.reports.html import render_html
+from tests.class_reports import MOST_FREQUENT, realistic_class
+
+WIDTH, HEIGHT = 1280, 2000
+# Appended to a copy of the page: measures the layout and writes it into the DOM as JSON.
+PROBE = """<script>
+const box = (e) => e.getBoundingClientRect();
+const scores = document.querySelector("table.scores");
+const cut = [...document.querySelectorAll("body *")].filter(
+  (e) => !(e instanceof SVGElement) && e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1
+    && getComputedStyle(e).overflowX === "visible");
+const probe = document.createElement("pre");
+probe.id = "probe";
+probe.textContent = JSON.stringify({
+  viewport: innerWidth,
+  page: document.documentElement.scrollWidth,
+  table: box(scores).right,
+  totals: [...scores.querySelectorAll(".total")].map((e) => [box(e).left, box(e).top,
+                                                             box(e).right, box(e).bottom]),
+  cut: cut.map((e) => e.tagName + ": " + e.textContent.slice(0, 60)),
+  plots: [...document.querySelectorAll("figure svg")].map((e) => [box(e).width, box(e).height]),
+  failure: document.querySelector("#failures + table tbody tr").textContent,
+  fetched: performance.getEntriesByType("resource").map((e) => e.name),
+});
+document.body.append(probe);
+</script>"""
+
+
+def chromium() -> str:
+    """Chromium's path; without it, a failure where the browser tests are required."""
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found:
+        return found
+    if os.environ.get("GRADER_BROWSER_TESTS") == "1" or os.environ.get("CI"):
+        pytest.fail("chromium is missing: scripts/setup.sh installs it (apt-get install chromium)")
+    pytest.skip("chromium is not installed (scripts/setup.sh installs it)")
+
+
+def browse(page: Path, profile: Path, *action: str) -> str:
+    """Open `page` in headless Chromium at WIDTH x HEIGHT, offline, and do `action`."""
+    command = [
+        chromium(),
+        "--headless",
+        "--no-sandbox",  # as root, Chromium runs only without its sandbox
+        "--disable-gpu",
+        "--no-first-run",
+        "--hide-scrollbars",
+        "--host-resolver-rules=MAP * ~NOTFOUND",  # nothing resolves: the page must need nothing
+        f"--user-data-dir={profile}",
+        f"--window-size={WIDTH},{HEIGHT}",
+        *action,
+        page.as_uri(),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def measure(page: Path, profile: Path) -> dict[str, Any]:
+    """The layout PROBE measured in the browser."""
+    probed = page.with_name("probed.html")
+    probed.write_text(page.read_text().replace("</body>", PROBE + "</body>"))
+    dom = browse(probed, profile, "--dump-dom")
+    found = re.search(r'<pre id="probe">(.*?)</pre>', dom, re.S)
+    assert found, dom[-2000:]
+    measured: dict[str, Any] = json.loads(html.unescape(found.group(1)))
+    return measured
+
+
+def inked(image: Image.Image, box: tuple[int, int, int, int]) -> float:
+    """The share of pixels in `box` that are not near white."""
+    grey = image.convert("L").crop(box)
+    histogram = grey.histogram()
+    return sum(histogram[:200]) / max(1, sum(histogram))
+
+
+def test_report_in_chromium(tmp_path: Path) -> None:
+    started = time.monotonic()
+    page = tmp_path / "report.html"
+    page.write_text(render_html(realistic_class()), encoding="utf-8")
+    m = measure(page, tmp_path / "profile")
+    assert m["viewport"] == WIDTH
+    assert m["page"] <= WIDTH, "the page scrolls sideways"
+    assert m["table"] <= WIDTH, "the submissions table is wider than the window"
+    assert m["cut"] == [], "content overflows its box"
+    assert m["fetched"] == [], "the page fetched something"
+    assert len(m["totals"]) == 31  # the header and every submission's
+    assert all(left >= 0 and right <= WIDTH for left, _, right, _ in m["totals"])
+    assert all(w > 400 and h > 150 for w, h in m["plots"]) and len(m["plots"]) == 2
+    assert m["failure"].startswith("timed out" + MOST_FREQUENT[0])
+
+    shot = tmp_path / "report.png"
+    browse(page, tmp_path / "profile", f"--screenshot={shot}")
+    assert shot.stat().st_size > 50_000
+    with Image.open(shot) as image:
+        assert image.size == (WIDTH, HEIGHT)
+        assert 0.03 < inked(image, (0, 0, WIDTH, HEIGHT)) < 0.5  # not blank, not a black page
+        for left, top, right, bottom in m["totals"][:10]:  # the totals are drawn where they are
+            if bottom < HEIGHT:
+                assert inked(image, (int(left), int(top), int(right), int(bottom))) > 0.005
+        assert inked(image, (0, 90, WIDTH, 450)) > 0.05  # the plots at the top
+    assert time.monotonic() - started < 60
