@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 
+from grader.courses.spec import Visibility
 from grader.reports.models import (
     CheckReport,
     CheckStatus,
@@ -14,7 +15,6 @@ from grader.reports.models import (
     Student,
     SubmissionReport,
 )
-from grader.courses.spec import Visibility
 from tests.reports import ERR, check, not_attempted, problem, submission
 
 MAXIMA = {

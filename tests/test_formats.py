@@ -12,16 +12,16 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from grader.reports.terminal import print_feedback
+from grader.courses.spec import Visibility
+from grader.outputs import Options, read_reports, write_outputs
 from grader.platforms.classroom.results import classroom_result, encode_result
-from grader.reports.csv import write_summary_csv
 from grader.platforms.gradescope.results import gradescope_results
+from grader.reports.csv import write_summary_csv
 from grader.reports.junit import render_junit
 from grader.reports.markdown import candidate_feedback, class_summary
-from grader.outputs import Options, read_reports, write_outputs
-from grader.reports.redact import candidate_view
 from grader.reports.models import SubmissionReport, write_report
-from grader.courses.spec import Visibility
+from grader.reports.redact import candidate_view
+from grader.reports.terminal import print_feedback
 from tests.classroom_reporter import logged_score, recorded_score
 from tests.golden import assert_golden
 from tests.gradescope_format import validate_gradescope

@@ -12,10 +12,10 @@ from html.parser import HTMLParser
 import pytest
 
 from grader.reports.html import render_html
+from grader.reports.models import CheckStatus, ProblemStatus, SubmissionReport
 from grader.reports.safe import html as escape
 from grader.reports.stats import class_stats
 from grader.reports.text import check_details
-from grader.reports.models import CheckStatus, ProblemStatus, SubmissionReport
 from tests.class_reports import MOST_FREQUENT, realistic_class
 from tests.golden import assert_golden
 from tests.reports import check, not_attempted, problem, sample_reports, submission

@@ -5,11 +5,17 @@ pass rates, failures and named mistakes, and a drill-down to every check."""
 from __future__ import annotations
 
 from grader.reports.csv import submission_status
+from grader.reports.models import (
+    CheckReport,
+    CheckStatus,
+    ProblemReport,
+    ProblemStatus,
+    SubmissionReport,
+)
 from grader.reports.plots import problem_outcomes, totals_histogram
 from grader.reports.safe import html as escape
 from grader.reports.stats import CheckStats, ClassStats, FailureStats, class_stats, problem_ids
 from grader.reports.text import STATUS_TEXT, check_details, fraction, num, problem_note
-from grader.reports.models import CheckReport, CheckStatus, ProblemReport, ProblemStatus, SubmissionReport
 
 STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5em auto; padding: 0 20px;
