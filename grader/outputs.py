@@ -11,7 +11,7 @@ from pathlib import Path
 from grader.platforms.classroom.results import classroom_result, encode_result
 from grader.platforms.gradescope.results import gradescope_results
 from grader.reports.csv import write_summary_csv
-from grader.reports.html import render_html
+from grader.reports.html import render_feedback_html, render_html
 from grader.reports.junit import SuiteBy, render_junit
 from grader.reports.markdown import candidate_feedback, class_summary
 from grader.reports.models import SubmissionReport, read_report
@@ -52,7 +52,13 @@ def write_markdown(reports: list[SubmissionReport], opts: Options) -> list[str]:
 
 
 def write_html(reports: list[SubmissionReport], opts: Options) -> list[str]:
-    return [write_text(opts.out_dir / "report.html", render_html(reports))]
+    """The class report, and each candidate's feedback as a page of its own."""
+    written = [write_text(opts.out_dir / "report.html", render_html(reports))]
+    for report in reports:
+        view = candidate_view(report, opts.reveal_after_due)
+        page = render_feedback_html(view)
+        written.append(write_text(opts.out_dir / "feedback" / f"{report.submission}.html", page))
+    return written
 
 
 def write_junit(reports: list[SubmissionReport], opts: Options) -> list[str]:

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from grader.reports.csv import submission_status
 from grader.reports.models import (
+    AttentionPattern,
     CheckReport,
     CheckStatus,
     ProblemReport,
     ProblemStatus,
     SubmissionReport,
 )
-from grader.reports.plots import problem_outcomes, totals_histogram
+from grader.reports.plots import attention_pattern, problem_outcomes, totals_histogram
 from grader.reports.safe import html as escape
 from grader.reports.stats import CheckStats, ClassStats, FailureStats, class_stats, problem_ids
 from grader.reports.text import STATUS_TEXT, check_details, fraction, num, problem_note
@@ -36,6 +37,7 @@ table.scores tbody tr:hover { background: #f3f6fc; }
 small, .small { font-size: 11px; color: #666; display: block; line-height: 1.3; }
 .plots { display: grid; grid-template-columns: 1fr 1fr; gap: 1.5em; align-items: start; }
 figure { margin: 0; } figure svg { width: 100%; height: auto; }
+tr.pattern svg { max-width: 640px; }
 figcaption { font-size: 12px; color: #555; }
 .ok, .passed { color: #1a7f37; } .bad, .failed, .error { color: #c62828; }
 .dim, .skipped { color: #888; }
@@ -100,6 +102,11 @@ def render_html(reports: list[SubmissionReport], title: str = "Class report") ->
         '<h2 id="details">Each submission</h2>',
         *(submission_details(index, r) for index, r in enumerate(reports)),
     ]
+    return page(title, body)
+
+
+def page(title: str, body: list[str]) -> str:
+    """A whole self-contained HTML document."""
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
@@ -371,4 +378,34 @@ def check_row(check: CheckReport) -> str:
         f'<td class="n">{fraction(check.points, check.max_points)}</td>'
         f'<td><span class="tag">{check.visibility.value}</span></td>'
         f'<td class="text">{details}</td></tr>'
-    )
+    ) + (pattern_row(check.pattern) if check.pattern else "")
+
+
+def pattern_row(pattern: AttentionPattern) -> str:
+    """The attention a failing check saw, drawn under it."""
+    if pattern.kind == "weights":
+        caption = (
+            f"The attention weights your module returned, per head (batch 0), on "
+            f"{pattern.config}, over the expected: row = query, column = key."
+        )
+    else:
+        caption = (
+            f"Which input tokens each output token of your module depends on, on "
+            f"{pattern.config}, over the expected: row i, column j is how far output token i "
+            "moved when input token j changed (the largest move is 1)."
+        )
+    svg = attention_pattern(pattern)
+    return f'<tr class="pattern"><td></td><td colspan="4">{figure(svg, caption)}</td></tr>'
+
+
+def render_feedback_html(view: SubmissionReport) -> str:
+    """One candidate's feedback, from their view of the report: every problem they attempted,
+    each check, and the attention patterns of the checks that failed."""
+    title = f"Feedback: {view.submission}"
+    attempted = [p for p in view.problems if p.status is not ProblemStatus.not_attempted]
+    body = [
+        f"<h1>{escape(title)}</h1>",
+        f"<p>Total {fraction(view.total, view.max_total)}.</p>",
+        *(problem_details(p) for p in attempted),
+    ]
+    return page(title, body)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -51,6 +51,23 @@ class Diagnosis(Model):
     where: str | None = Field(None, description="Where the largest error is (batch, head, token).")
 
 
+Grid = list[list[float | None]]  # queries x keys; None where the value is not finite
+
+
+class AttentionPattern(Model):
+    """What a failing check shows of the module's attention, beside the reference's: per head,
+    queries down, keys across."""
+
+    kind: Literal["weights", "influence"] = Field(
+        description="weights: the attention weights the module returned; influence: how much "
+        "each output token moves when one input token is changed, measured in the sandbox "
+        "(one map: heads are not visible from outside the module)."
+    )
+    config: str = Field(description="The configuration it was measured on, by its values.")
+    got: list[Grid] = Field(description="The candidate's module, one grid per head shown.")
+    expected: list[Grid] = Field(description="The reference on the same input.")
+
+
 class CheckReport(Model):
     name: str
     check: str = Field(description="The library check this is an instance of.")
@@ -65,6 +82,9 @@ class CheckReport(Model):
         "carries text the candidate's code chose (an exception's message, a repr).",
     )
     diagnosis: Diagnosis | None = None
+    pattern: AttentionPattern | None = Field(
+        None, description="The attention the check saw, where it is about attention."
+    )
 
 
 class ProblemReport(Model):

@@ -8,9 +8,11 @@ text, which the browser draws in a font it has.
 from __future__ import annotations
 
 import io
+import math
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
+from grader.reports.models import AttentionPattern
 from grader.reports.safe import xml
 from grader.reports.stats import OUTCOMES, ClassStats, ProblemStats
 
@@ -123,3 +125,28 @@ def problem_outcomes(problems: list[ProblemStats]) -> str:
             columnspacing=1.2,
         )
         return render_svg(figure, "Outcome of each problem across the class")
+
+
+def attention_pattern(pattern: AttentionPattern) -> str:
+    """The candidate's pattern beside the reference's, a heatmap per head: queries down, keys
+    across, 0 to 1; blank where a value is not finite. One map: side by side; heads: the
+    candidate's row over the expected row."""
+    heads = len(pattern.got)
+    maps = [("yours", g) for g in pattern.got] + [("expected", g) for g in pattern.expected]
+    rows, columns = (1, 2) if heads == 1 else (2, heads)
+    with styled():
+        from matplotlib.figure import Figure
+
+        figure = Figure(figsize=(0.8 + 2.0 * columns, 0.5 + 2.0 * rows), layout="constrained")
+        axes = figure.subplots(rows, columns, squeeze=False).flatten()
+        for index, ((label, values), ax) in enumerate(zip(maps, axes, strict=True)):
+            cells = [[math.nan if v is None else v for v in line] for line in values]
+            image = ax.imshow(cells, cmap="viridis", vmin=0.0, vmax=1.0)
+            head = index % heads
+            ax.set_title(label if heads == 1 else f"{label}, head {head}", fontsize=9)
+            ax.set_xticks([])
+            ax.set_yticks([])
+        axes[-columns].set_xlabel("keys (input tokens)", fontsize=8)
+        axes[-columns].set_ylabel("queries (output tokens)", fontsize=8)
+        figure.colorbar(image, ax=list(axes), shrink=0.8)
+        return render_svg(figure, f"Attention {pattern.kind}: the candidate's and the expected")

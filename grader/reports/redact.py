@@ -44,6 +44,7 @@ def redact_problem(problem: ProblemReport, withhold: Withhold, own_text: bool) -
                     "check": WITHHELD,
                     "message": "",
                     "diagnosis": None,
+                    "pattern": None,
                 }
             )
         elif check.public_message is not None and not own_text:

@@ -82,6 +82,7 @@ def check_report(check: Check, verdict: Verdict) -> CheckReport:
         message=verdict.message,
         public_message=verdict.public,
         diagnosis=verdict.diagnosis,
+        pattern=verdict.pattern,
     )
 
 

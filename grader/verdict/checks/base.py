@@ -12,7 +12,7 @@ import torch
 from pydantic import BaseModel, ConfigDict
 
 from grader.courses.spec import Arg, CheckSpec, Config, ModuleArg, ProblemSpec, TensorArg
-from grader.reports.models import CheckStatus, Diagnosis
+from grader.reports.models import AttentionPattern, CheckStatus, Diagnosis
 from grader.sandbox.results import (
     CallResult,
     ProbeResult,
@@ -96,6 +96,7 @@ class Verdict:
     message: str = ""
     diagnosis: Diagnosis | None = None
     public: str | None = None  # the message without the candidate's own text, where it differs
+    pattern: AttentionPattern | None = None
 
 
 @dataclass
@@ -132,6 +133,13 @@ class Context:
 
     def reference(self, probe_id: str) -> ProbeResult:
         return self.ref[probe_id]
+
+    def expected(self, probe_id: str, call: int = 0, index: int = 0) -> torch.Tensor:
+        """The reference's output `index` of call `call`, a tensor the plan asked for."""
+        tensor = self.reference(probe_id).output(call, index)
+        if tensor is None:
+            raise Failure(f"the reference returned no tensor for {probe_id}", CheckStatus.error)
+        return tensor
 
     def returned(self, probe_id: str, call: int = 0, index: int = 0) -> TensorOut:
         """What the worker noted of output `index` of call `call` (shape, dtype, layout), once

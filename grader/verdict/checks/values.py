@@ -7,8 +7,8 @@ from typing import Any
 import torch
 
 from grader.courses.spec import Config, ModuleArg
-from grader.reports.models import CheckStatus, Diagnosis
-from grader.verdict import diagnose
+from grader.reports.models import AttentionPattern, CheckStatus, Diagnosis
+from grader.verdict import diagnose, patterns
 from grader.verdict.checks.base import (
     Check,
     ConfigParams,
@@ -268,6 +268,38 @@ class Causality(Check):
                 "tensor": plan.put(f"future/{config.id}", perturbed),
             }
             self.probes[config.id] = (plan.call_probe(config, args=args, more_args=[changed]), cut)
+        self.influence = self.influence_probe(plan, self.configs()[0])
+
+    def influence_probe(self, plan: Plan, config: Config) -> str:
+        """One call on the input, then one per token with only that token changed: what the
+        feedback draws when tokens see the future."""
+        args = plan.args(config)
+        position = self.params.arg
+        x = plan.tensors[args[position]["tensor"]]
+        noise = plan.tensors[plan.tensor(f"noise/{config.id}", list(x.shape), 3.0)]
+        variants = []
+        for token in range(min(x.shape[1], patterns.TOKENS)):
+            moved = x.clone()
+            moved[:, token] += noise[:, token]
+            changed = list(args)
+            changed[position] = {
+                **args[position],
+                "tensor": plan.put(f"token{token}/{config.id}", moved),
+            }
+            variants.append(changed)
+        return plan.call_probe(config, args=args, more_args=variants)
+
+    def pattern(self, ctx: Context) -> AttentionPattern | None:
+        """Which input tokens each output token depends on, the candidate's and the reference's;
+        None if the candidate's module did not answer the probe as asked."""
+        calls = range(len(ctx.reference(self.influence).data.calls))
+        try:
+            got = [ctx.output(self.influence, k) for k in calls]
+        except Failure:
+            return None
+        want = [ctx.expected(self.influence, k) for k in calls]
+        text = config_text(self.configs()[0])
+        return patterns.influence_pattern((got[0], got[1:]), (want[0], want[1:]), text)
 
     def judge(self, ctx: Context) -> Verdict:
         for config_id, (probe, cut) in self.probes.items():
@@ -282,5 +314,6 @@ class Causality(Check):
                     f"{config_text(self.problem.config(config_id))}: "
                     f"changing tokens after position {cut} changed the output "
                     f"at or before it by {change:.3g} ({where}): tokens attend to the future",
+                    pattern=self.pattern(ctx),
                 )
         return passed("no token sees the future")

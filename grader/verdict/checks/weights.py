@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from grader.courses.spec import CheckSpec, Config, ProblemSpec
-from grader.reports.models import CheckStatus
+from grader.reports.models import AttentionPattern, CheckStatus
 from grader.verdict.checks.base import (
     Check,
     ConfigParams,
@@ -18,6 +18,7 @@ from grader.verdict.checks.base import (
 from grader.verdict.checks.returned import shape_text
 from grader.verdict.checks.values import passed
 from grader.verdict.diagnose import locate
+from grader.verdict.patterns import weights_pattern
 from grader.verdict.plan import Plan
 
 
@@ -45,6 +46,11 @@ class WeightsCheck(Check):
         with about(self.problem.config(config_id)):
             return ctx.output(self.probes[config_id], 0, self.params.output, finite=False).double()
 
+    def pattern(self, ctx: Context, config: Config, got: torch.Tensor) -> AttentionPattern:
+        """The candidate's weights `got` beside the reference's, for the feedback."""
+        want = ctx.expected(self.probes[config.id], 0, self.params.output)
+        return weights_pattern(got, want, config_text(config))
+
 
 @register("weights_sum_to_one")
 class WeightsSumToOne(WeightsCheck):
@@ -59,12 +65,14 @@ class WeightsSumToOne(WeightsCheck):
                     CheckStatus.failed,
                     f"{config_text(config)}: the weights hold inf or NaN (a fully masked row, or "
                     "scores returned before the softmax)",
+                    pattern=self.pattern(ctx, config, w),
                 )
             if bool((w < -tol).any()) or bool((w > 1 + tol).any()):
                 return Verdict(
                     CheckStatus.failed,
                     f"{config_text(config)}: weights outside [0, 1] (max {float(w.max()):.3g}, "
                     f"min {float(w.min()):.3g}): return the softmax, not the raw scores",
+                    pattern=self.pattern(ctx, config, w),
                 )
             rows = w.sum(dim=-1)
             if not torch.allclose(rows, torch.ones_like(rows), atol=tol, rtol=0):
@@ -77,6 +85,7 @@ class WeightsSumToOne(WeightsCheck):
                     CheckStatus.failed,
                     f"{config_text(config)}: a row of weights sums to "
                     f"{float(rows.flatten()[(rows - 1).abs().argmax()]):.6g} ({where}){hint}",
+                    pattern=self.pattern(ctx, config, w),
                 )
         return passed("every row of weights sums to 1")
 
@@ -109,6 +118,7 @@ class MaskRespected(WeightsCheck):
                     CheckStatus.failed,
                     f"{config_text(config)} ({config.mask} mask {shape}): only blocked positions "
                     "get weight: the mask is inverted (True means 'may not attend')",
+                    pattern=self.pattern(ctx, config, w),
                 )
             value = float(w[tuple(int(i) for i in leaks.nonzero()[0])])
             hint = (
@@ -120,6 +130,7 @@ class MaskRespected(WeightsCheck):
                 CheckStatus.failed,
                 f"{config_text(config)} ({config.mask} mask {shape}): a blocked position gets "
                 f"weight {value:.3g} ({locate(leaks.double(), None)}): {hint}",
+                pattern=self.pattern(ctx, config, w),
             )
         return passed("blocked positions get zero weight")
 
