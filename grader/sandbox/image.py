@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from grader.courses.paths import ROOT, SANDBOX_DIR, WORKER_FILE
+from grader.errors import GraderError
 from grader.sandbox.engine import DockerError, docker, docker_binary
 
 CACHE_DIR = ROOT / ".cache" / "sandbox"
@@ -32,7 +33,7 @@ _IMPORT_PATH = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bi
 OnLine = Callable[[str], None]
 
 
-class ImageError(RuntimeError):
+class ImageError(GraderError):
     """An image could not be built, imported or inspected."""
 
 

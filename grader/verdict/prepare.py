@@ -7,13 +7,14 @@ from dataclasses import dataclass
 import torch
 
 from grader.courses.catalog import Catalog, Problem
+from grader.errors import GraderError
 from grader.sandbox import executor
 from grader.sandbox.results import ProbeData, ProbeResult
 from grader.verdict.checks import Check
 from grader.verdict.plan import Plan
 
 
-class GraderFault(Exception):
+class GraderFault(GraderError):
     """Something on the grader's side failed: never the candidate's zero."""
 
 
