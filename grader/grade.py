@@ -72,7 +72,9 @@ class Grader:
         self.overrides = limit_overrides or LimitOverrides()
         self.prepared: dict[str, Prepared] = prepare(catalog, problems, seed)
         self.parts = {
-            pid: problem_part(item.plan.job(), item.plan.tensors)
+            pid: problem_part(
+                pid, item.problem.spec.limits.problem_seconds, item.plan.job(), item.plan.tensors
+            )
             for pid, item in self.prepared.items()
         }
         self.stop = threading.Event()

@@ -38,7 +38,7 @@ def prepare(catalog: Catalog, problems: list[Problem], seed: int) -> dict[str, P
             check.prepare(plan)
         results = {}
         for probe_id, probe in plan.probes.items():
-            data, tensors = executor.run_probe(namespaces[problem.spec.id], probe, plan.tensors)
+            data, tensors = executor.run_reference(namespaces[problem.spec.id], probe, plan.tensors)
             parsed = ProbeData.model_validate(data)
             if parsed.error is not None and not probe.get("expect_error"):
                 raise GraderFault(

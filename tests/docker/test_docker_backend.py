@@ -33,6 +33,7 @@ from grader.sandbox.backends.docker import (
 from grader.sandbox.engine import docker
 from grader.sandbox.image import file_sha256
 from grader.sandbox.protocol import encode_job, problem_part, result_names
+from grader.sandbox.worker import ProblemJob
 from tests.docker.engine import sandbox_containers
 
 pytestmark = pytest.mark.docker
@@ -471,8 +472,8 @@ def real_worker_job(root: Path, entry_source: str, limits: Limits) -> WorkerJob:
     sub_dir = root / "submission"
     sub_dir.mkdir()
     (sub_dir / "p.py").write_text(entry_source)
-    problem = {"id": "p", "entry": "p.py", "probes": [], "traces": [], "timeout": 3}
-    job = encode_job([problem_part(problem, {"unused": torch.zeros(1)})])
+    problem: ProblemJob = {"entry": "p.py", "probes": [], "traces": []}
+    job = encode_job([problem_part("p", 3, problem, {"unused": torch.zeros(1)})])
     return WorkerJob(sub_dir, job, root / "out", limits, result_names({"p": []}))
 
 

@@ -8,6 +8,7 @@ import torch
 
 from grader.courses.spec import Config, ModuleArg
 from grader.reports.models import CheckStatus, Diagnosis
+from grader.sandbox.worker import Argument, Probe
 from grader.verdict import diagnose
 from grader.verdict.checks.base import (
     Check,
@@ -187,23 +188,23 @@ def diagnosis_params(ctx: Context, config: Config) -> dict[str, Any]:
 
 
 def probe_inputs(
-    plan: Plan, probe: dict[str, Any]
+    plan: Plan, probe: Probe
 ) -> tuple[dict[str, torch.Tensor], list[Any], dict[str, Any]]:
     """The weights, arguments and keyword arguments of a probe's first call, as host tensors."""
     weights = {name: plan.tensors[key] for name, key in (probe.get("weights") or {}).items()}
 
-    def value(arg: dict[str, Any]) -> Any:
+    def value(arg: Argument) -> Any:
         if "tensor" in arg:
             return plan.tensors[arg["tensor"]]
         if "stub" in arg:
             for layer, keys in arg["stub"]["linears"].items():
                 weights.update({f"{layer}.{kind}": plan.tensors[k] for kind, k in keys.items()})
             return None
-        return arg.get("value")
+        return arg["value"]
 
     call = probe["calls"][0]
     args = [value(a) for a in call["args"]]
-    kwargs = {k: value(v) for k, v in call.get("kwargs", {}).items()}
+    kwargs = {k: value(v) for k, v in call["kwargs"].items()}
     dtype = next((a.dtype for a in args if isinstance(a, torch.Tensor)), torch.float32)
     weights = {k: v.to(dtype) for k, v in weights.items()}
     return weights, args, kwargs
