@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 
-from grader.courses.catalog import Catalog, Problem
 from grader.errors import GraderError
 from grader.sandbox import executor
 from grader.sandbox.results import ProbeData, ProbeResult
 from grader.verdict.checks import Check
 from grader.verdict.plan import Plan
+
+if TYPE_CHECKING:
+    from grader.courses.catalog import Catalog, Problem
 
 
 class GraderFault(GraderError):
