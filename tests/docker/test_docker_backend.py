@@ -14,6 +14,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -84,8 +85,9 @@ def sandbox(sandbox_image: str, tmp_path: Path) -> Sandbox:
     return Sandbox(sandbox_image, tmp_path)
 
 
-def result(out_dir: Path) -> dict:
-    return json.loads((out_dir / "result.json").read_text())
+def result(out_dir: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((out_dir / "result.json").read_text())
+    return data
 
 
 def test_describe_reports_image_id_and_torch(sandbox_image: str) -> None:

@@ -89,7 +89,7 @@ def workflow(
 ) -> str:
     """The workflow file: install torch (CPU) and the grader from `grader_url`, grade, report."""
     data = workflow_data(grader_url, ref, python, timeout)
-    return HEADER + yaml.dump(data, Dumper=_Dumper, sort_keys=False, width=100)
+    return HEADER + str(yaml.dump(data, Dumper=_Dumper, sort_keys=False, width=100))
 
 
 def write_workflow(repo: Path, text: str, force: bool = False) -> Path:

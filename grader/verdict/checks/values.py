@@ -258,16 +258,14 @@ class Causality(Check):
         for config in self.configs():
             args = plan.args(config)
             position = self.params.arg
-            x = plan.tensors[args[position]["tensor"]]
+            tensor = plan.tensor_argument(args, position)
+            x = plan.tensors[tensor["tensor"]]
             cut = max(0, x.shape[1] // 2 - 1)
             noise = plan.tensor(f"noise/{config.id}", list(x.shape), 3.0)
             perturbed = x.clone()
             perturbed[:, cut + 1 :] += plan.tensors[noise][:, cut + 1 :]
             changed = list(args)
-            changed[position] = {
-                **args[position],
-                "tensor": plan.put(f"future/{config.id}", perturbed),
-            }
+            changed[position] = {**tensor, "tensor": plan.put(f"future/{config.id}", perturbed)}
             self.probes[config.id] = (plan.call_probe(config, args=args, more_args=[changed]), cut)
 
     def judge(self, ctx: Context) -> Verdict:
