@@ -11,6 +11,7 @@ wall time per submission of:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -23,10 +24,9 @@ from pathlib import Path
 
 import click
 
+from grader import api
 from grader.courses.catalog import Catalog
 from grader.courses.paths import ROOT
-from grader.grade import Grader
-from grader.sandbox.backends.docker import DockerBackend
 from grader.sandbox.image import DEFAULT_TAG
 
 
@@ -51,31 +51,33 @@ def floor_run(image: str) -> None:
 @click.option("--seed", default=0, show_default=True)
 def main(copies: int, jobs: int, image: str, seed: int) -> None:
     catalog = Catalog()
-    problems = list(catalog.problems.values())
-    backend = DockerBackend(image)
-    with tempfile.TemporaryDirectory(prefix="grader-bench-") as tmp:
+    with (
+        contextlib.ExitStack() as stack,
+        tempfile.TemporaryDirectory(prefix="grader-bench-") as tmp,
+    ):
         submissions = []
         for example in sorted((ROOT / "submissions").iterdir()):
             for copy in range(copies):
                 target = Path(tmp) / f"{example.name}-{copy}"
                 shutil.copytree(example, target)
                 submissions.append(target)
-        ours = Grader(catalog, problems, backend, seed)
-        singles = {p.spec.id: Grader(catalog, [p], backend, seed) for p in problems}
-        try:
-            per_problem = [
-                (grader, path)
-                for path in submissions
-                for problem_id, grader in singles.items()
-                if (path / catalog.problems[problem_id].spec.entry).is_file()
-            ]
-            count = len(submissions)
-            floor = timed([partial(floor_run, image) for _ in submissions], jobs) / count
-            ours_s = timed([partial(ours.grade, p) for p in submissions], jobs) / count
-            naive_s = timed([partial(g.grade, p) for g, p in per_problem], jobs) / count
-        finally:
-            for grader in [ours, *singles.values()]:
-                grader.close()
+        ours = stack.enter_context(api.grader(catalog, backend="docker", image=image, seed=seed))
+        singles = {
+            problem_id: stack.enter_context(
+                api.grader(catalog, [problem_id], backend="docker", image=image, seed=seed)
+            )
+            for problem_id in catalog.problems
+        }
+        per_problem = [
+            (grader, path)
+            for path in submissions
+            for problem_id, grader in singles.items()
+            if (path / catalog.problems[problem_id].spec.entry).is_file()
+        ]
+        count = len(submissions)
+        floor = timed([partial(floor_run, image) for _ in submissions], jobs) / count
+        ours_s = timed([partial(ours.grade, p) for p in submissions], jobs) / count
+        naive_s = timed([partial(g.grade, p) for g, p in per_problem], jobs) / count
     click.echo(f"{count} submissions, {len(per_problem)} naive containers, {jobs} at a time")
     click.echo(f"floor (docker run ... import torch): {floor:.2f} s per submission")
     click.echo(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import shutil
 import tempfile
 import threading
@@ -10,14 +11,14 @@ import traceback
 import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 from grader import __version__
 from grader.courses.catalog import Catalog, Problem
 from grader.reports.models import ProblemReport, ProblemStatus, RunInfo, Student, SubmissionReport
-from grader.sandbox.backends.base import Backend, Limits, WorkerJob, WorkerRun
+from grader.sandbox.backends.base import Backend, LimitOverrides, Limits, WorkerJob, WorkerRun
 from grader.sandbox.executor import PROTOCOL_VERSION
 from grader.sandbox.protocol import encode_job, problem_part, result_names
 from grader.sandbox.results import ProblemExit, read_problem, read_worker_report
@@ -29,32 +30,33 @@ from grader.verdict.prepare import Prepared, prepare
 STARTUP_SECONDS = 60.0
 
 
-def find_submissions(path: Path, catalog: Catalog) -> list[Path]:
-    """A single submission (it holds an entry file) or a folder of them, one per sub-folder."""
-    entries = {p.spec.entry for p in catalog.problems.values()}
-    if any((path / entry).is_file() for entry in entries):
-        return [path]
-    return sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
+def draw_seed(seed: int | None = None) -> int:
+    """`seed`, or a fresh random one when none is given."""
+    return seed if seed is not None else secrets.randbelow(2**31)
 
 
-def batch_limits(problems: list[Problem], overrides: dict[str, Any]) -> Limits:
+def batch_limits(problems: list[Problem], overrides: LimitOverrides | None = None) -> Limits:
     """One worker's limits: the largest any problem asks for, the sum of their wall clocks."""
+    overrides = overrides or LimitOverrides()
     specs = [p.spec.limits for p in problems]
     merged = {
         field: max(getattr(s, field) for s in specs)
         for field in Limits.model_fields
         if field != "wall_seconds"
     }
-    merged.update({k: v for k, v in overrides.items() if v is not None})
+    merged.update({k: v for k, v in asdict(overrides).items() if v is not None})
     per_problem = merged["problem_seconds"]
-    merged["wall_seconds"] = overrides.get("wall_seconds") or (
+    merged["wall_seconds"] = overrides.wall_seconds or (
         STARTUP_SECONDS + per_problem * len(problems)
     )
     return Limits(**merged)
 
 
 class Grader:
-    """Grades submissions against a set of problems; plans and references are built once."""
+    """Grades submissions against a set of problems; plans and references are built once.
+
+    A context manager: leaving it removes its scratch folder. Building it raises
+    `GraderFault` when a reference fails its own probes."""
 
     def __init__(
         self,
@@ -62,20 +64,28 @@ class Grader:
         problems: list[Problem],
         backend: Backend,
         seed: int,
-        limit_overrides: dict[str, Any] | None = None,
+        limit_overrides: LimitOverrides | None = None,
     ) -> None:
         self.problems = problems
         self.backend = backend
         self.seed = seed
-        self.overrides = limit_overrides or {}
-        self.workdir = Path(tempfile.mkdtemp(prefix="grader-"))
+        self.overrides = limit_overrides or LimitOverrides()
         self.prepared: dict[str, Prepared] = prepare(catalog, problems, seed)
         self.parts = {
-            pid: problem_part(item.plan.job(), item.plan.tensors)
+            pid: problem_part(
+                pid, item.problem.spec.limits.problem_seconds, item.plan.job(), item.plan.tensors
+            )
             for pid, item in self.prepared.items()
         }
         self.stop = threading.Event()
         self.environment = backend.describe()
+        self.workdir = Path(tempfile.mkdtemp(prefix="grader-"))
+
+    def __enter__(self) -> Grader:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def close(self) -> None:
         shutil.rmtree(self.workdir, ignore_errors=True)

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.errors import GraderError
 from grader.platforms.classroom.results import classroom_result, encode_result
 from grader.platforms.gradescope.results import gradescope_results
 from grader.reports.csv import write_summary_csv
@@ -81,7 +82,7 @@ def write_gradescope(reports: list[SubmissionReport], opts: Options) -> list[str
 def write_classroom(reports: list[SubmissionReport], opts: Options) -> list[str]:
     """The Classroom result and step summary: to the runner's files when it sets them."""
     if len(reports) != 1:
-        raise ValueError("github-classroom renders exactly one submission (the repository)")
+        raise GraderError("github-classroom renders exactly one submission (the repository)")
     view = candidate_view(reports[0], opts.reveal_after_due)
     line = f"result={encode_result(classroom_result(view))}\n"
     written = []

@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from grader import __version__
+from grader.errors import GraderError
 from grader.reports.models import SubmissionReport, read_report
 from grader.sandbox.staging import content_hash
 
 
-class SeedMismatch(ValueError):
+class SeedMismatch(GraderError):
     """--resume was asked for with a seed other than the batch's."""
 
 

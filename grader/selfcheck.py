@@ -6,6 +6,7 @@ from pathlib import Path
 
 from grader.courses.catalog import Catalog, Problem
 from grader.courses.spec import Visibility
+from grader.errors import GraderError
 from grader.grade import Grader
 from grader.reports.models import SubmissionReport
 from grader.reports.redact import candidate_view
@@ -29,7 +30,7 @@ def unseen_checks(problems: list[Problem], shown: set[Visibility]) -> dict[str, 
     return unseen
 
 
-class NothingToCheck(Exception):
+class NothingToCheck(GraderError):
     """The folder holds no problem file."""
 
 
@@ -56,10 +57,7 @@ def check_submission(
 ) -> tuple[SubmissionReport, dict[str, tuple[int, float]]]:
     """Grade `path` on the shown checks only; the candidate's view and the unseen checks."""
     shown = shown_visibilities(reveal_after_due)
-    grader = Grader(catalog, [p.restricted(shown) for p in problems], backend, seed)
-    try:
+    with Grader(catalog, [p.restricted(shown) for p in problems], backend, seed) as grader:
         report = grader.grade(path)
-    finally:
-        grader.close()
     view = candidate_view(report, reveal_after_due, own_text=True)  # their machine, their text
     return view, unseen_checks(problems, shown)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.courses.catalog import Catalog, Problem
+from grader.courses.spec import SpecError
 from grader.grade import Grader
 from grader.reports.models import CheckStatus, ProblemStatus, SubmissionReport
 from grader.sandbox.backends.base import Backend
@@ -46,7 +47,7 @@ def read_mutant(path: Path) -> Mutant:
     found = HEADER.findall(path.read_text(encoding="utf-8"))
     fails = [v for k, v in found if k == "fail"]
     if not fails:
-        raise ValueError(f"{path}: no '# expect-fail: CHECK NAME' header")
+        raise SpecError(f"{path}: no '# expect-fail: CHECK NAME' header")
     return Mutant(path, fails, [v for k, v in found if k == "diagnosis"])
 
 
@@ -129,11 +130,8 @@ def validate_problems(
             shutil.copytree(complete, folder)
             shutil.copyfile(source, folder / problem.spec.entry)
             folders.append(folder)
-        grader = Grader(catalog, list(catalog.problems.values()), backend, seed)
-        try:
+        with Grader(catalog, list(catalog.problems.values()), backend, seed) as grader:
             reports = grader.grade_many(folders, jobs)
-        finally:
-            grader.close()
     finally:
         shutil.rmtree(root, ignore_errors=True)
     outcomes = []

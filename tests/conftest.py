@@ -9,6 +9,7 @@ import pytest
 
 from grader.courses.catalog import Catalog
 from grader.grade import Grader
+from grader.sandbox.backends.base import LimitOverrides
 from grader.sandbox.backends.local import LocalBackend
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,10 +25,13 @@ def make_grader(catalog: Catalog) -> Iterator[Callable[..., Grader]]:
     """Graders on the local backend, one per distinct set of problems and options."""
     made: dict[tuple[object, ...], Grader] = {}
 
-    def make(problems: list[str] | None = None, seed: int = 0, **overrides: object) -> Grader:
-        key = (tuple(problems or []), seed, tuple(sorted(overrides.items())))
+    def make(
+        problems: list[str] | None = None, seed: int = 0, problem_seconds: float | None = None
+    ) -> Grader:
+        key = (tuple(problems or []), seed, problem_seconds)
         if key not in made:
-            made[key] = Grader(catalog, catalog.select(problems), LocalBackend(), seed, overrides)
+            limits = LimitOverrides(problem_seconds=problem_seconds)
+            made[key] = Grader(catalog, catalog.select(problems), LocalBackend(), seed, limits)
         return made[key]
 
     yield make

@@ -136,7 +136,7 @@ def test_resume_grades_the_rest_with_the_batch_seed(tmp_path: Path) -> None:
     problems = [arg for p in report.problems for arg in ("--problem", p.problem)]
     args = ["grade", str(tmp_path / "subs"), "--out", str(out), "--resume", "--backend", "local"]
     code, text = run(*args, "--seed", "8", *problems)
-    assert code == 1 and "seed(s) [7]" in text
+    assert code == 2 and "seed(s) [7]" in text
     code, text = run(*args, *problems)
     assert code == 0, text
     assert "seed 7" in text and read_report(out / "late.json").run.seed == 7
@@ -252,7 +252,7 @@ def test_grade_refuses_without_an_engine(tmp_path: Path) -> None:
     result = CliRunner().invoke(
         cli, ["grade", str(ROOT / "submissions"), "--out", str(tmp_path / "out")], env=env
     )
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == 2, result.output
     assert "docker sandbox cannot run" in result.output
     assert "DOCKER_HOST" in result.output and "--backend local" in result.output
     assert not (tmp_path / "out").exists()
@@ -265,14 +265,14 @@ def test_errors_speak_the_users_language(tmp_path: Path) -> None:
     course.write_text('due = 2026-12-01T23:59:00\nteacher = "x"\n')
     write_report(sample_reports()[0], tmp_path / "reports")
     code, text = run("report", str(tmp_path / "reports"), "--course", str(course))
-    assert code == 1 and f"{course}: due: give the due date a time zone" in text
+    assert code == 2 and f"{course}: due: give the due date a time zone" in text
     assert "teacher: not a course field" in text and "http" not in text
     code, text = run("check", str(tmp_path))
-    assert code == 1 and "no problem file in" in text and "split_heads.py" in text
+    assert code == 2 and "no problem file in" in text and "split_heads.py" in text
     code, text = run("report", str(tmp_path / "reports"), "--format", "csv,bogus")
     assert code == 2 and "bogus (choose from csv" in text
     code, text = run("classroom", "init", str(tmp_path / "no" / "repo"), "--grader-url", "u")
-    assert code == 1 and "is not a folder" in text and not (tmp_path / "no").exists()
+    assert code == 2 and "is not a folder" in text and not (tmp_path / "no").exists()
 
 
 def test_formats_take_commas(tmp_path: Path) -> None:
@@ -298,3 +298,28 @@ def test_commands_that_run_no_tensors_start_without_torch(args: list[str], tmp_p
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
     )
     assert out.stdout.strip().endswith("torch imported: False"), out.stdout[-300:]
+
+
+def test_a_broken_reference_is_a_grader_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The grader's own fault (a reference that fails its probes) exits 2 with a one-line
+    error, no traceback, and no report scores the candidate."""
+    problems = tmp_path / "problems"
+    shutil.copytree(PROBLEMS_DIR / "split_heads", problems / "split_heads")
+    reference = problems / "split_heads" / "reference.py"
+    reference.write_text(reference.read_text() + "\n\ndef split_heads(x, num_heads):\n    1 / 0\n")
+    monkeypatch.setattr("grader.cli.main.load_catalog", lambda: Catalog(problems))
+    submission = tmp_path / "work"
+    submission.mkdir()
+    shutil.copyfile(PROBLEMS_DIR / "split_heads" / "reference.py", submission / "split_heads.py")
+    out = tmp_path / "reports"
+    result = CliRunner().invoke(
+        cli, ["grade", str(submission), "--backend", "local", "--out", str(out)]
+    )
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert errors == [
+        "Error: split_heads: the reference failed probe p0: ZeroDivisionError: division by zero"
+    ], result.output
+    assert "Traceback" not in result.output and not list(out.glob("*.json"))

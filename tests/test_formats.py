@@ -13,6 +13,7 @@ import pytest
 from rich.console import Console
 
 from grader.courses.spec import Visibility
+from grader.errors import GraderError
 from grader.outputs import Options, read_reports, write_outputs
 from grader.platforms.classroom.results import classroom_result, encode_result
 from grader.platforms.gradescope.results import gradescope_results
@@ -230,7 +231,7 @@ def test_classroom_writes_runner_files(reports: list[SubmissionReport], tmp_path
         reports[1:2], ["github-classroom"], Options(tmp_path, environ={}, echo=echoed.append)
     )
     assert echoed[0].startswith("result=")
-    with pytest.raises(ValueError):
+    with pytest.raises(GraderError):
         write_outputs(reports, ["github-classroom"], Options(tmp_path, environ={}))
 
 

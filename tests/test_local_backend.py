@@ -63,7 +63,7 @@ def test_limits_hold_when_candidate_code_starts(
     (tmp_path / "split_heads.py").write_text(PROBE + SPLIT_HEADS)
     problem = make_grader(["split_heads"]).grade(tmp_path).problem("split_heads")
     assert problem.score == problem.max_score
-    limits = batch_limits([catalog.problems["split_heads"]], {})
+    limits = batch_limits([catalog.problems["split_heads"]])
     mb = 1 << 20
     assert printed(problem.stdout, "RLIMIT_CPU") == [limits.cpu_seconds] * 2
     assert printed(problem.stdout, "RLIMIT_AS") == [limits.memory_mb * mb] * 2
@@ -115,11 +115,8 @@ def test_candidate_runs_as_the_account_with_its_limits(
     nobody = pwd.getpwnam("nobody")
     old_umask = os.umask(0o077)
     try:
-        grader = Grader(catalog, catalog.select(["split_heads"]), LocalBackend("nobody"), 0)
-        try:
+        with Grader(catalog, catalog.select(["split_heads"]), LocalBackend("nobody"), 0) as grader:
             problem = grader.grade(submission).problem("split_heads")
-        finally:
-            grader.close()
     finally:
         os.umask(old_umask)
     assert problem.score == problem.max_score, problem.message

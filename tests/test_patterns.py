@@ -30,7 +30,10 @@ MUTANTS = {
 
 def test_influence_of_a_causal_function_is_lower_triangular() -> None:
     x = torch.randn(2, 6, 3)
-    causal = lambda t: t.cumsum(dim=1)  # noqa: E731
+
+    def causal(t: torch.Tensor) -> torch.Tensor:
+        return t.cumsum(dim=1)
+
     moved = []
     for token in range(6):
         changed = x.clone()

@@ -3,34 +3,27 @@ of its own; and the result names the host accepts."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import threading
-from types import ModuleType
+from types import UnionType
+from typing import Union, get_args, get_origin, get_type_hints
 
 import pytest
 import torch
 
-from grader.courses.paths import WORKER_FILE
+from grader.sandbox import results, worker
 from grader.sandbox.protocol import encode_job, problem_part, result_names
+from grader.sandbox.worker import PROTOCOL_VERSION, Probe, ProblemJob
 
 
-def sandbox_worker() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("sandbox_worker", WORKER_FILE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def problem(name: str) -> dict[str, object]:
-    return {"id": name, "entry": f"{name}.py", "timeout": 7, "traces": [], "probes": [{"id": "p0"}]}
+def problem(name: str) -> ProblemJob:
+    probe: Probe = {"id": "p0", "symbol": "f", "calls": []}
+    return {"entry": f"{name}.py", "traces": [], "probes": [probe]}
 
 
 def test_each_problem_arrives_in_a_memory_file_of_its_own() -> None:
-    worker = sandbox_worker()
     tensors = {"a": {"a/x": torch.arange(3.0)}, "b": {"b/x": torch.ones(2, 2)}}
-    stream = encode_job(problem_part(problem(n), tensors[n]) for n in ("a", "b"))
+    stream = encode_job(problem_part(n, 7, problem(n), tensors[n]) for n in ("a", "b"))
     read, write = os.pipe()
 
     def feed() -> None:
@@ -48,14 +41,13 @@ def test_each_problem_arrives_in_a_memory_file_of_its_own() -> None:
     for part in parts:
         job, inputs = worker.load_part(part.fd)
         os.close(part.fd)
-        assert job == {"entry": f"{part.id}.py", "traces": [], "probes": [{"id": "p0"}]}
+        assert job == problem(part.id)
         assert inputs.keys() == tensors[part.id].keys()
         assert all(torch.equal(inputs[k], v) for k, v in tensors[part.id].items())
 
 
 def test_a_short_job_stream_is_refused() -> None:
-    worker = sandbox_worker()
-    stream = encode_job([problem_part(problem("a"), {"a/x": torch.zeros(4)})])
+    stream = encode_job([problem_part("a", 7, problem("a"), {"a/x": torch.zeros(4)})])
     read, write = os.pipe()
     os.write(write, stream[:-3])
     os.close(write)
@@ -78,3 +70,57 @@ def test_result_names_are_the_protocols_only() -> None:
     for unsafe in ({"..": ["p0"]}, {"a/b": ["p0"]}, {"a": ["../p0"]}):
         with pytest.raises(ValueError, match="unsafe result name"):
             result_names(unsafe)
+
+
+def test_a_job_of_another_version_is_refused() -> None:
+    stream = encode_job([problem_part("a", 7, problem("a"), {"a/x": torch.zeros(4)})])
+    ours = f'"version": {PROTOCOL_VERSION}'.encode()
+    assert ours in stream
+    read, write = os.pipe()
+    os.write(write, stream.replace(ours, f'"version": {PROTOCOL_VERSION + 1}'.encode(), 1))
+    os.close(write)
+    with pytest.raises(ValueError, match=f"job of protocol {PROTOCOL_VERSION + 1}, worker"):
+        worker.read_job(read)
+    os.close(read)
+
+
+def shape(hint: object) -> object:
+    """A type with every class replaced by its name: the worker's records and the host's
+    readers are different classes of the same names."""
+    if isinstance(hint, type) and hint is not type(None):
+        return hint.__name__
+    args = get_args(hint)
+    if not args:
+        return hint
+    origin = get_origin(hint)
+    if origin in (Union, UnionType):
+        return frozenset(shape(a) for a in args)
+    return (origin, tuple(shape(a) for a in args))
+
+
+RESULT_RECORDS = [
+    model
+    for model in vars(results).values()
+    if isinstance(model, type) and issubclass(model, results.Strict) and model is not results.Strict
+]
+
+
+def test_every_result_record_has_a_strict_reader() -> None:
+    records = {"Frame", "ErrorInfo", "TensorOut", "ValueOut", "TraceEntry", "CallResult"}
+    records |= {"ParamInfo", "BufferInfo", "ModuleInfo", "InspectInfo", "Mismatch", "LoadInfo"}
+    records |= {"ProbeData", "ImportStatus", "ProblemExit", "WorkerReport"}
+    assert {m.__name__ for m in RESULT_RECORDS} == records
+
+
+@pytest.mark.parametrize("model", RESULT_RECORDS, ids=lambda m: m.__name__)
+def test_the_hosts_reader_matches_the_workers_record(model: type[results.Strict]) -> None:
+    """Field for field, the same names and types; what the host requires, the worker always
+    writes."""
+    record = getattr(worker, model.__name__)
+    written = get_type_hints(record)
+    read = get_type_hints(model)
+    assert set(written) == set(model.model_fields)
+    for name, field in model.model_fields.items():
+        assert shape(read[name]) == shape(written[name]), name
+        if field.is_required():
+            assert name in record.__required_keys__, name

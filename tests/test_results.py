@@ -10,8 +10,18 @@ import pytest
 
 from grader.sandbox import results, untrusted
 from grader.sandbox.results import read_problem
+from grader.sandbox.worker import Call, Probe
 
-ASKED = {"p0": {"id": "p0", "calls": []}, "p1": {"id": "p1", "calls": []}}
+
+def asked(probe_id: str = "p0", calls: int = 0, **extra: Any) -> Probe:
+    """A probe asking for `calls` calls (and, in `extra`, an inspection or weights)."""
+    probe: Probe = {"id": probe_id, "symbol": "f", "calls": [NO_ARGS] * calls}
+    probe.update(extra)  # type: ignore[typeddict-item]
+    return probe
+
+
+NO_ARGS: Call = {"args": [], "kwargs": {}}
+ASKED = {"p0": asked("p0"), "p1": asked("p1")}
 
 
 def probe_json(probe_id: str = "p0", **extra: object) -> str:
@@ -71,9 +81,7 @@ def test_outputs_must_match_what_was_returned(tmp_path: Path) -> None:
     for probe_id, (container, length) in {"p0": (None, 1), "p1": ("tuple", 20)}.items():
         returned = {**call, "container": container, "length": length}
         (tmp_path / "prob" / f"{probe_id}.json").write_text(probe_json(probe_id, calls=[returned]))
-    one_call: dict[str, dict[str, Any]] = {
-        probe_id: {"id": probe_id, "calls": [{}]} for probe_id in ("p0", "p1")
-    }
+    one_call = {probe_id: asked(probe_id, calls=1) for probe_id in ("p0", "p1")}
     run = read_problem(tmp_path, "prob", one_call)
     assert not run.probes and len(run.invalid) == 2
     assert all("asked for" not in message for message in run.invalid), run.invalid
@@ -84,28 +92,28 @@ ERROR = {"stage": "call", "call": 1, "type": "ValueError", "message": "", "frame
 
 
 @pytest.mark.parametrize(
-    ("asked", "answer", "message"),
+    ("probe", "answer", "message"),
     [
-        ({"calls": [{}, {}]}, {"calls": [CALL]}, "1 calls, 2 asked for"),
-        ({"calls": []}, {"calls": [CALL]}, "1 calls, 0 asked for"),
-        ({"calls": [{}]}, {"calls": [], "error": ERROR}, "an error at call 1 after 0"),
-        ({"calls": [{}], "inspect": []}, {"calls": [CALL]}, "inspection missing"),
-        ({"calls": [{}], "weights": {}}, {"calls": [CALL]}, "weight loading missing"),
+        (asked(calls=2), {"calls": [CALL]}, "1 calls, 2 asked for"),
+        (asked(calls=0), {"calls": [CALL]}, "1 calls, 0 asked for"),
+        (asked(calls=1), {"calls": [], "error": ERROR}, "an error at call 1 after 0"),
+        (asked(calls=1, inspect=[]), {"calls": [CALL]}, "inspection missing"),
+        (asked(calls=1, weights={}), {"calls": [CALL]}, "weight loading missing"),
     ],
 )
 def test_results_that_do_not_answer_the_probe_are_rejected(
-    tmp_path: Path, asked: dict[str, Any], answer: dict[str, Any], message: str
+    tmp_path: Path, probe: Probe, answer: dict[str, Any], message: str
 ) -> None:
     (tmp_path / "prob").mkdir()
     (tmp_path / "prob" / "p0.json").write_text(probe_json(**answer))
-    run = read_problem(tmp_path, "prob", {"p0": {"id": "p0", **asked}})
+    run = read_problem(tmp_path, "prob", {"p0": probe})
     assert not run.probes and message in run.invalid[0]
 
 
 def test_an_error_after_the_calls_that_finished_is_read(tmp_path: Path) -> None:
     (tmp_path / "prob").mkdir()
     (tmp_path / "prob" / "p0.json").write_text(probe_json(calls=[CALL], error=ERROR))
-    run = read_problem(tmp_path, "prob", {"p0": {"id": "p0", "calls": [{}, {}]}})
+    run = read_problem(tmp_path, "prob", {"p0": asked(calls=2)})
     assert list(run.probes) == ["p0"] and not run.invalid
 
 

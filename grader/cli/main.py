@@ -1,50 +1,56 @@
-"""The `grader` command: thin wrappers over the library."""
+"""The `grader` command: parses options and calls `grader.api`.
+
+A `GraderError` from any command is reported once, here, as a one-line error with exit status
+2; a candidate's mistakes are verdicts, and set the exit status of `check` and `validate`.
+"""
 
 from __future__ import annotations
 
 import json
 import os
-import secrets
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
 from grader.cli.gradescope import gradescope
 from grader.cli.sandbox import sandbox
-from grader.courses.coursefile import CourseError, load_course, reveal_after_due
-from grader.courses.spec import SpecError, Visibility
-from grader.outputs import FORMATS, Options, read_reports, write_outputs
+from grader.courses.spec import Visibility
+from grader.errors import GraderError
+from grader.outputs import FORMATS
 from grader.reports.junit import SuiteBy
-from grader.reports.models import SubmissionReport, json_schema, write_report
-from grader.reports.text import fraction
-from grader.resume import SeedMismatch, batch_seed, saved_report
-from grader.sandbox.backends.select import BackendUnavailable, make_backend
+from grader.reports.models import SubmissionReport, json_schema
+from grader.sandbox.backends.base import LimitOverrides
 
 if TYPE_CHECKING:
-    from grader.courses.catalog import Catalog, Problem
+    from grader.courses.catalog import Catalog
 
 # Commands import what runs tensors (the catalog's checks, grading) when they run, so that
 # `--help`, `schema`, `report` and `sandbox` start without importing torch.
 BACKENDS = click.Choice(["docker", "local"])
 
 
-def load_catalog(problems: tuple[str, ...] = ()) -> tuple[Catalog, list[Problem]]:
+class Failed(click.ClickException):
+    """A `GraderError`, shown as `Error: message` with exit status 2."""
+
+    exit_code = 2
+
+
+class Commands(click.Group):
+    """The command group that turns every `GraderError` of its commands into `Failed`."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except GraderError as exc:
+            raise Failed(str(exc)) from exc
+
+
+def load_catalog() -> Catalog:
     from grader.courses.catalog import Catalog
 
-    try:
-        catalog = Catalog()
-        return catalog, catalog.select(list(problems))
-    except SpecError as exc:
-        raise click.ClickException(str(exc)) from exc
-
-
-def revealed(reveal: bool, course: Path | None) -> bool:
-    try:
-        return reveal_after_due(reveal, load_course(course) if course else None)
-    except CourseError as exc:
-        raise click.ClickException(str(exc)) from exc
+    return Catalog()
 
 
 def split_formats(
@@ -103,16 +109,14 @@ def render(
     course: Path | None,
     junit_by: str,
 ) -> None:
-    opts = Options(out_dir, revealed(reveal, course), cast(SuiteBy, junit_by), echo=click.echo)
-    try:
-        written = write_outputs(reports, list(formats), opts)
-    except ValueError as exc:
-        raise click.ClickException(str(exc)) from exc
-    for path in written:
+    from grader import api
+
+    shown = api.revealed(reveal, course)
+    for path in api.render(reports, formats, out_dir, shown, cast(SuiteBy, junit_by), click.echo):
         click.echo(f"wrote {path}", err=True)
 
 
-@click.group()
+@click.group(cls=Commands)
 @click.version_option(package_name="attention-grader")
 def cli() -> None:
     """Grade multi-head attention exercises in PyTorch."""
@@ -124,7 +128,7 @@ def cli() -> None:
 @cli.command()
 def problems() -> None:
     """List the problems and their points."""
-    _, selected = load_catalog()
+    selected = list(load_catalog().problems.values())
     width = max((len(p.spec.id) for p in selected), default=0)
     for problem in selected:
         spec = problem.spec
@@ -141,7 +145,7 @@ def show(problem: str) -> None:
     """Show PROBLEM's statement, contract and starter file."""
     from grader.reports.problem import describe
 
-    _, (chosen,) = load_catalog((problem,))
+    (chosen,) = load_catalog().select([problem])
     click.echo(describe(chosen))
 
 
@@ -150,10 +154,10 @@ def show(problem: str) -> None:
 @click.argument("directory", default=".", type=click.Path(file_okay=False, path_type=Path))
 def init(problem: str, directory: Path) -> None:
     """Write PROBLEM's starter file into DIRECTORY (never over an existing file)."""
-    _, (chosen,) = load_catalog((problem,))
+    (chosen,) = load_catalog().select([problem])
     path = directory / chosen.spec.entry
     if path.exists():
-        raise click.ClickException(f"{path} exists: not overwritten")
+        raise GraderError(f"{path} exists: not overwritten")
     directory.mkdir(parents=True, exist_ok=True)
     path.write_text(chosen.starter, encoding="utf-8")
     click.echo(f"wrote {path}: run `grader check {directory}` to test it")
@@ -188,27 +192,15 @@ def check(
     Hidden checks are not run here: their number and worth are shown, they count when graded.
     Exit status: 0 when every check run here passed, 1 otherwise, 2 on a grader error.
     """
+    from grader import api
     from grader.reports.terminal import print_feedback
-    from grader.selfcheck import NothingToCheck, attempted, check_submission
 
-    catalog, selected = load_catalog(problems)
-    if not problems:
-        try:
-            selected = attempted(catalog, path)
-        except NothingToCheck as exc:
-            raise click.ClickException(str(exc)) from exc
-    try:
-        chosen = make_backend(backend)
-    except BackendUnavailable as exc:
-        raise click.ClickException(str(exc)) from exc
-    run_seed = seed if seed is not None else secrets.randbelow(2**31)
-    view, unseen = check_submission(
-        path, catalog, selected, chosen, run_seed, revealed(reveal, course)
-    )
-    print_feedback(view, unseen)
-    if view.grader_fault:
+    shown = api.revealed(reveal, course)
+    feedback = api.check(load_catalog(), path, problems, backend, seed, shown)
+    print_feedback(feedback.view, feedback.unseen)
+    if feedback.view.grader_fault:
         sys.exit(2)
-    if view.total < view.max_total:
+    if feedback.view.total < feedback.view.max_total:
         sys.exit(1)
 
 
@@ -282,63 +274,18 @@ def grade(
 ) -> None:
     """Grade PATH: one submission, or a folder of them (sub-folders or zip files), a Gradescope
     export (folder or zip) or a folder of cloned Classroom repositories."""
-    from grader.grade import Grader
-    from grader.platforms.exports import ExportError, open_export
+    from grader import api
     from grader.reports.terminal import print_scores, progress
 
-    catalog, selected = load_catalog(problems)
-    try:
-        export = click.get_current_context().with_resource(open_export(path, catalog))
-    except ExportError as exc:
-        raise click.ClickException(str(exc)) from exc
-    for reason in export.skipped:
-        click.secho(f"Skipped {reason}", fg="yellow", err=True)
-    submissions = [s.path for s in export.submissions]
-    students = {s.path: s.student for s in export.submissions if s.student is not None}
-    click.echo(f"Reading {export.layout}: {len(submissions)} submission(s)", err=True)
-    if not submissions:
-        raise click.ClickException(f"no submissions in {path}")
-    saved: dict[Path, SubmissionReport] = {}
-    if resume:
-        try:
-            seed = batch_seed(submissions, out_dir, seed)
-        except SeedMismatch as exc:
-            raise click.ClickException(str(exc)) from exc
-        ids = [p.spec.id for p in selected]
-        for submission in submissions:
-            report = saved_report(submission, out_dir, ids)
-            if report is not None:
-                saved[submission] = report
-        click.echo(f"Resuming: {len(saved)} submission(s) already graded", err=True)
-    todo = [s for s in submissions if s not in saved]
-    fresh: dict[str, SubmissionReport] = {}
-    if todo:
-        try:
-            chosen = make_backend(backend, image)
-        except BackendUnavailable as exc:
-            raise click.ClickException(str(exc)) from exc
-        run_seed = seed if seed is not None else secrets.randbelow(2**31)
-        click.echo(f"Grading {len(todo)} submission(s) on {chosen.name}, seed {run_seed}", err=True)
-        grader = Grader(
-            catalog,
-            selected,
-            chosen,
-            run_seed,
-            {"problem_seconds": timeout, "memory_mb": memory_mb},
-        )
-        try:
-            with progress(len(todo)) as advance:
-
-                def done(report: SubmissionReport) -> None:
-                    write_report(report, out_dir)
-                    advance(f"{report.submission} {fraction(report.total, report.max_total)}")
-
-                for report in grader.grade_many(todo, jobs, done, students):
-                    fresh[report.submission] = report
-        finally:
-            grader.close()
-    reports = [saved.get(s) or fresh[s.resolve().name] for s in submissions]
-    render(reports, ("csv", *formats), out_dir, reveal, course, junit_by)
+    catalog = load_catalog()
+    settings = api.Settings(backend, image, jobs, seed, LimitOverrides(timeout, memory_mb), resume)
+    listener = api.Listener(
+        note=lambda line: click.echo(line, err=True),
+        warn=lambda line: click.secho(line, fg="yellow", err=True),
+        progress=progress,
+    )
+    reports = api.grade_path(catalog, path, out_dir, settings, problems, listener)
+    render(reports, formats, out_dir, reveal, course, junit_by)
     if "github-classroom" not in formats:
         print_scores(reports, {p.spec.id: p.spec.number for p in catalog.problems.values()})
     click.echo(f"Reports written to {out_dir}/", err=True)
@@ -369,10 +316,9 @@ def report(
 
     The gradebook CSV is always written; --format adds more.
     """
-    reports = read_reports(directory)
-    if not reports:
-        raise click.ClickException(f"no submission reports in {directory}")
-    render(reports, ("csv", *formats), out_dir or directory, reveal, course, junit_by)
+    from grader import api
+
+    render(api.saved_reports(directory), formats, out_dir or directory, reveal, course, junit_by)
 
 
 @cli.command()
@@ -382,23 +328,17 @@ def report(
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=os.cpu_count() or 1)
 def validate(problems: tuple[str, ...], backend: str, seed: int, jobs: int) -> None:
     """Prove the hidden checks: references pass, starters and mutants do not."""
-    from grader.courses.catalog import Catalog
+    from grader import api
     from grader.reports.terminal import print_outcomes
-    from grader.validate import validate_problems
 
-    try:
-        catalog = Catalog()
-        selected = catalog.select(list(problems))
-        chosen = make_backend(backend)
-        outcomes = validate_problems(catalog, selected, chosen, seed, jobs)
-    except (SpecError, BackendUnavailable, ValueError) as exc:
-        raise click.ClickException(str(exc)) from exc
+    catalog = load_catalog()
+    outcomes = api.validate(catalog, problems, backend, seed, jobs)
     print_outcomes(outcomes)
     misses = [o for o in outcomes if not o.ok]
     mutants = sum(o.kind == "mutant" for o in outcomes)
     click.echo(
         f"{len(outcomes) - len(misses)} passed, {len(misses)} failed "
-        f"({len(selected)} problems, {mutants} mutants)"
+        f"({len({o.problem for o in outcomes})} problems, {mutants} mutants)"
     )
     if misses:
         sys.exit(1)
@@ -442,14 +382,7 @@ def classroom_init(
     """Write .github/workflows/classroom.yml into REPO (the assignment's template)."""
     from grader.platforms.classroom.workflow import workflow, write_workflow
 
-    if not repo.is_dir():
-        raise click.ClickException(
-            f"{repo} is not a folder: give the assignment's template repository (a clone)"
-        )
-    try:
-        path = write_workflow(repo, workflow(grader_url, ref, python_version), force)
-    except FileExistsError as exc:
-        raise click.ClickException(str(exc)) from exc
+    path = write_workflow(repo, workflow(grader_url, ref, python_version), force)
     click.echo(f"wrote {path}")
 
 

@@ -8,15 +8,11 @@ from pathlib import Path
 import click
 
 from grader.sandbox import image
-from grader.sandbox.engine import DockerError, grader_containers, remove_containers
+from grader.sandbox.engine import grader_containers, remove_containers
 
 
 def _echo(line: str) -> None:
     click.echo(f"  {line}", err=True)
-
-
-def _fail(exc: Exception) -> click.ClickException:
-    return click.ClickException(str(exc))
 
 
 @click.group()
@@ -52,17 +48,14 @@ def build(
             _echo(line)
 
     start = time.monotonic()
-    try:
-        facts = image.build_image(
-            tag,
-            base_image=base_image,
-            wheelhouse=wheelhouse,
-            torch_index_url=torch_index_url,
-            torch_version=torch_version,
-            on_line=progress,
-        )
-    except (image.ImageError, DockerError) as exc:
-        raise _fail(exc) from exc
+    facts = image.build_image(
+        tag,
+        base_image=base_image,
+        wheelhouse=wheelhouse,
+        torch_index_url=torch_index_url,
+        torch_version=torch_version,
+        on_line=progress,
+    )
     click.echo(f"built {tag} in {time.monotonic() - start:.0f}s", err=True)
     for key, value in facts.as_dict().items():
         click.echo(f"{key}: {value}")
@@ -81,12 +74,9 @@ def build(
 @click.option("--refresh", is_flag=True, help="Re-run debootstrap and re-import.")
 def base(name: str, suite: str, mirror: str | None, cache_dir: Path, refresh: bool) -> None:
     """Make an offline base image: debootstrap minbase + python3, then `docker import`."""
-    try:
-        image_id = image.make_base_image(
-            name, cache_dir=cache_dir, suite=suite, mirror=mirror, refresh=refresh, on_line=_echo
-        )
-    except (image.ImageError, DockerError) as exc:
-        raise _fail(exc) from exc
+    image_id = image.make_base_image(
+        name, cache_dir=cache_dir, suite=suite, mirror=mirror, refresh=refresh, on_line=_echo
+    )
     click.echo(f"{name}: {image_id}")
 
 
@@ -102,16 +92,13 @@ def base(name: str, suite: str, mirror: str | None, cache_dir: Path, refresh: bo
 @click.option("--refresh", is_flag=True, help="Download again even if complete.")
 def wheelhouse(dest: Path, torch_version: str, torch_index_url: str | None, refresh: bool) -> None:
     """Download the image's wheels (torch, safetensors, numpy and their dependencies)."""
-    try:
-        wheels = image.download_wheelhouse(
-            dest,
-            torch_version=torch_version,
-            torch_index_url=torch_index_url,
-            refresh=refresh,
-            on_line=_echo,
-        )
-    except image.ImageError as exc:
-        raise _fail(exc) from exc
+    wheels = image.download_wheelhouse(
+        dest,
+        torch_version=torch_version,
+        torch_index_url=torch_index_url,
+        refresh=refresh,
+        on_line=_echo,
+    )
     for wheel in wheels:
         click.echo(wheel.name)
 
@@ -119,9 +106,6 @@ def wheelhouse(dest: Path, torch_version: str, torch_index_url: str | None, refr
 @sandbox.command()
 def clean() -> None:
     """Remove every leftover grader container (running or stopped)."""
-    try:
-        ids = grader_containers()
-        remove_containers(ids)
-    except DockerError as exc:
-        raise _fail(exc) from exc
+    ids = grader_containers()
+    remove_containers(ids)
     click.echo(f"removed {len(ids)} container(s)")

@@ -9,9 +9,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from grader.compat import tomllib
+from grader.errors import GraderError
 
 
-class CourseError(Exception):
+class CourseError(GraderError):
     """A course config that cannot be used."""
 
 

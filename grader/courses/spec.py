@@ -8,10 +8,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from grader.compat import StrEnum, tomllib
+from grader.errors import GraderError
 from grader.sandbox.backends.base import Limits
 
 
-class SpecError(Exception):
+class SpecError(GraderError):
     """A problem spec that cannot be used, with the file and the fields at fault."""
 
 

@@ -2,5 +2,6 @@
 
 Each platform keeps together what it needs: the file it is set up with (an autograder zip, a
 workflow), the run inside it, and the result format it reads. May import every layer below:
-`grader.courses`, `grader.sandbox`, `grader.verdict`, `grader.reports`.
+`grader.grade` and its peers, `grader.courses`, `grader.verdict`, `grader.reports`,
+`grader.sandbox`, `grader.errors`; never `grader.outputs`, `grader.api` or `grader.cli`.
 """

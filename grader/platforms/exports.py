@@ -10,19 +10,21 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from grader.courses.catalog import Catalog
-from grader.grade import find_submissions
+from grader.errors import GraderError
 from grader.platforms.unzip import CLASS, STUDENT, UnsafeZip, extract
 from grader.reports.models import Student
+
+if TYPE_CHECKING:
+    from grader.courses.catalog import Catalog
 
 METADATA = "submission_metadata.yml"
 
 
-class ExportError(ValueError):
+class ExportError(GraderError):
     """PATH is no input the grader reads, or the export's metadata is unreadable."""
 
 
@@ -44,6 +46,14 @@ def open_export(path: Path, catalog: Catalog) -> Iterator[Export]:
     """The submissions in `path`; what was unpacked for them is removed on exit."""
     with tempfile.TemporaryDirectory(prefix="grader-export-") as scratch:
         yield read_export(path, Path(scratch), catalog)
+
+
+def find_submissions(path: Path, catalog: Catalog) -> list[Path]:
+    """A single submission (it holds an entry file) or a folder of them, one per sub-folder."""
+    entries = {p.spec.entry for p in catalog.problems.values()}
+    if any((path / entry).is_file() for entry in entries):
+        return [path]
+    return sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
 
 
 def read_export(path: Path, scratch: Path, catalog: Catalog) -> Export:

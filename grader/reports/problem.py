@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from grader.courses.catalog import Problem
+from typing import TYPE_CHECKING
+
 from grader.courses.spec import Visibility
 from grader.reports.text import num
+
+if TYPE_CHECKING:
+    from grader.courses.catalog import Problem
 
 
 def describe(problem: Problem) -> str:

@@ -7,11 +7,13 @@ import shutil
 import subprocess
 from collections.abc import Sequence
 
+from grader.errors import GraderError
+
 LABEL = "attention-grader"
 """Every container the grader starts carries the label `attention-grader=1`."""
 
 
-class DockerError(RuntimeError):
+class DockerError(GraderError):
     """The docker client is missing or a docker command failed."""
 
 

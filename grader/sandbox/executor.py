@@ -1,4 +1,4 @@
-"""The sandbox worker's probe executor, loaded on the host to run trusted reference code.
+"""The worker's probe executor, run on the host on the grader's trusted reference code.
 
 The host runs its reference solutions through the same executor the sandbox runs candidate
 code with, so both sides of every comparison are produced the same way.
@@ -6,23 +6,16 @@ code with, so both sides of every comparison are produced the same way.
 
 from __future__ import annotations
 
-import importlib.util
-from collections.abc import Callable
-from typing import Any
-
 import torch
 
-from grader.courses.paths import WORKER_FILE
+from grader.sandbox import worker
+from grader.sandbox.worker import PROTOCOL_VERSION, Namespace, Probe, ProbeData
 
-_spec = importlib.util.spec_from_file_location("attention_grader_worker", WORKER_FILE)
-assert _spec is not None and _spec.loader is not None
-_module = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_module)
+__all__ = ["PROTOCOL_VERSION", "run_reference"]
 
-ProbeRunner = Callable[
-    [dict[str, Any], dict[str, Any], dict[str, torch.Tensor]],
-    tuple[dict[str, Any], dict[str, torch.Tensor]],
-]
 
-run_probe: ProbeRunner = _module.run_probe
-PROTOCOL_VERSION: int = _module.PROTOCOL_VERSION
+def run_reference(
+    namespace: Namespace, probe: Probe, inputs: dict[str, torch.Tensor]
+) -> tuple[ProbeData, dict[str, torch.Tensor]]:
+    """Run one probe on the reference in `namespace`; an interrupt propagates."""
+    return worker.run_probe(namespace, probe, inputs, "host")

@@ -13,10 +13,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from grader.courses.paths import ROOT, SANDBOX_DIR, WORKER_FILE
+from grader.errors import GraderError
 from grader.sandbox.engine import DockerError, docker, docker_binary
+from grader.sandbox.paths import SANDBOX_DIR, WORKER_FILE
 
-CACHE_DIR = ROOT / ".cache" / "sandbox"
+CACHE_DIR = SANDBOX_DIR.parents[1] / ".cache" / "sandbox"
 DEFAULT_TAG = "attention-grader-sandbox:latest"
 DEFAULT_BASE = "attention-grader-base:bookworm"
 TORCH_VERSION = "2.13.0"
@@ -32,7 +33,7 @@ _IMPORT_PATH = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bi
 OnLine = Callable[[str], None]
 
 
-class ImageError(RuntimeError):
+class ImageError(GraderError):
     """An image could not be built, imported or inspected."""
 
 

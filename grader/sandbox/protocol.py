@@ -3,10 +3,12 @@ the names of the result files it may send back.
 
 The job stream is an index, then one part per problem in the index's order:
 
-    u64 (little-endian) n, then n bytes of index JSON:
-        {"version": 2, "problems": [{"id": ..., "timeout": ..., "size": ...}, ...]}
-    per problem, `size` bytes: u64 m, m bytes of the problem's JSON (entry, traces, probes),
-        then the safetensors file of every tensor its probes name
+    u64 (little-endian) n, then n bytes of the index JSON (`JobIndex`):
+        {"version": PROTOCOL_VERSION, "problems": [{"id": ..., "timeout": ..., "size": ...}]}
+    per problem, `size` bytes: u64 m, m bytes of the problem's JSON (`ProblemJob`: entry,
+        traces, probes), then the safetensors file of every tensor its probes name
+
+Every record is defined once, in the worker (`grader/sandbox/worker.py`).
 
 The worker keeps each part in a memory file of its own, so that a problem's child gets its own
 probes and tensors and nothing of the other problems'.
@@ -19,12 +21,11 @@ import re
 import struct
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 from safetensors.torch import save
 
-from grader.sandbox.executor import PROTOCOL_VERSION
+from grader.sandbox.worker import PROTOCOL_VERSION, IndexEntry, JobIndex, ProblemJob
 
 PROBLEM_FILES = ("started", "stdout.txt", "stderr.txt", "import.json", "exit.json")
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
@@ -39,20 +40,25 @@ class ProblemPart:
     data: bytes
 
 
-def problem_part(job: dict[str, Any], tensors: Mapping[str, torch.Tensor]) -> ProblemPart:
+def problem_part(
+    problem: str, timeout: float, job: ProblemJob, tensors: Mapping[str, torch.Tensor]
+) -> ProblemPart:
     """A problem's part: `job` is its plan's `job()`, `tensors` every tensor its probes name."""
-    probes = json.dumps({k: v for k, v in job.items() if k not in ("id", "timeout")}).encode()
+    probes = json.dumps(job).encode()
     blob = save({k: v.contiguous() for k, v in tensors.items()})
     data = struct.pack("<Q", len(probes)) + probes + blob
-    return ProblemPart(job["id"], float(job["timeout"]), data)
+    return ProblemPart(problem, float(timeout), data)
 
 
 def encode_job(parts: Iterable[ProblemPart]) -> bytes:
     """The job stream for these problems, in this order."""
     parts = list(parts)
-    problems = [{"id": p.id, "timeout": p.timeout, "size": len(p.data)} for p in parts]
-    index = json.dumps({"version": PROTOCOL_VERSION, "problems": problems}).encode()
-    return b"".join([struct.pack("<Q", len(index)), index, *(p.data for p in parts)])
+    problems: list[IndexEntry] = [
+        {"id": p.id, "timeout": p.timeout, "size": len(p.data)} for p in parts
+    ]
+    index: JobIndex = {"version": PROTOCOL_VERSION, "problems": problems}
+    encoded = json.dumps(index).encode()
+    return b"".join([struct.pack("<Q", len(encoded)), encoded, *(p.data for p in parts)])
 
 
 def result_names(probes: Mapping[str, Iterable[str]]) -> frozenset[str]:

@@ -1,4 +1,8 @@
-"""What comes back from the worker, parsed strictly: the only form in which the host reads it."""
+"""What comes back from the worker, parsed strictly: the only form in which the host reads it.
+
+Each model reads the worker's record of the same name (`grader/sandbox/worker.py`, where the
+protocol is defined), field for field; `tests/test_protocol.py` holds them together.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from grader.sandbox.owntext import own, own_type
 from grader.sandbox.untrusted import InvalidOutput, read_json, read_tensors
+from grader.sandbox.worker import Probe
 
 MAX_LOG_CHARS = 4_000
 MAX_OUTPUTS = 16
@@ -241,11 +246,11 @@ def read_worker_report(out_dir: Path) -> WorkerReport | None:
     return read_model(path, WorkerReport)
 
 
-def nonconformity(data: ProbeData, probe: Mapping[str, Any]) -> str | None:
+def nonconformity(data: ProbeData, probe: Probe) -> str | None:
     """How a probe's result fails to answer the request (calls, inspection, weights), or None."""
     if data.id != probe["id"]:
         return f"holds probe {data.id!r}"
-    asked = len(probe.get("calls", []))
+    asked = len(probe["calls"])
     if data.error is not None:
         if data.error.call != len(data.calls) or len(data.calls) > asked:
             return f"an error at call {data.error.call} after {len(data.calls)} of {asked} calls"
@@ -259,9 +264,7 @@ def nonconformity(data: ProbeData, probe: Mapping[str, Any]) -> str | None:
     return None
 
 
-def read_problem(
-    out_dir: Path, problem: str, probes: Mapping[str, Mapping[str, Any]]
-) -> ProblemRun:
+def read_problem(out_dir: Path, problem: str, probes: Mapping[str, Probe]) -> ProblemRun:
     """Read one problem's folder (`probes`: id -> the probe asked for); files that are missing,
     malformed or over the problem's byte budget are noted, never trusted."""
     run = ProblemRun(problem=problem, exit=None)

@@ -18,7 +18,8 @@ descriptors) and every child closes the pipe before any candidate code runs.
 
 Nothing here judges anything: the host compares the data with its own reference run. This file
 must stay self-contained (stdlib, torch, safetensors): it is the only grader code in the image,
-and the host imports it too, to run the reference through the very same probe executor.
+and the host imports it too, to run the reference through the very same probe executor. It
+defines every record of the protocol, both ways, once (see "the protocol" below).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, NamedTuple, cast
+from typing import IO, Any, Literal, NamedTuple, TypedDict, cast, final
 
 import torch
 from safetensors.torch import load as load_tensors
@@ -59,6 +60,228 @@ MAX_OUTPUTS = 16
 
 Json = Any
 Namespace = dict[str, Any]
+Stage = Literal["init", "inspect", "load", "setup", "call", "import"]
+Mode = Literal["host", "sandbox"]
+"""Where a probe runs: "host" for the grader's trusted reference (an interrupt propagates),
+"sandbox" for a candidate's code (every exception is theirs, and described)."""
+
+
+# ---------------------------------------------------------------------------- the protocol
+# Every record that crosses the trust boundary, defined once. The host writes the job records
+# (`grader/sandbox/protocol.py`, `grader/verdict/plan.py`) and reads the result records with
+# strict pydantic models of the same names (`grader/sandbox/results.py`), which a test holds
+# field for field to these.
+
+# -- the job: host to worker
+
+
+class IndexEntry(TypedDict):
+    id: str
+    timeout: float
+    size: int  # bytes of the problem's part in the stream
+
+
+class JobIndex(TypedDict):
+    version: int  # PROTOCOL_VERSION: a worker refuses a job of any other
+    problems: list[IndexEntry]
+
+
+class TensorKey(TypedDict):
+    tensor: str  # the key of an input tensor
+
+
+@final
+class TensorArgument(TensorKey, total=False):
+    layout: str  # "noncontiguous": handed over as a non-contiguous view
+    grad: bool  # requires_grad, so that its gradient is sent back
+
+
+@final
+class ValueArgument(TypedDict):
+    value: Json
+
+
+class Stub(TypedDict):
+    linears: dict[str, dict[str, str]]  # layer -> weight/bias -> tensor key
+    attrs: dict[str, Json]
+    dtype: str
+
+
+@final
+class StubArgument(TypedDict):
+    stub: Stub
+
+
+Argument = TensorArgument | ValueArgument | StubArgument
+
+
+class CallArguments(TypedDict):
+    args: list[Argument]
+    kwargs: dict[str, Argument]
+
+
+class Call(CallArguments, total=False):
+    seed: int | None  # torch.manual_seed before the call
+    backward: list[str | None]  # per output, the key of the gradient to backpropagate
+
+
+class SetupKind(TypedDict):
+    op: Literal["double", "set"]
+
+
+class SetupOp(SetupKind, total=False):
+    name: str
+    value: Json
+
+
+class ProbeCalls(TypedDict):
+    symbol: str
+    calls: list[Call]
+
+
+class ProbeRequest(ProbeCalls, total=False):
+    """What a probe asks: build the symbol (modules), load weights, set up, call, inspect."""
+
+    init: dict[str, Json] | None  # a module's constructor arguments; None for a function
+    weights: dict[str, str] | None  # parameter name -> tensor key
+    setup: list[SetupOp]
+    mode: Literal["eval", "train"]
+    inspect: list[str] | None  # attributes to read; None: no inspection
+    expect_error: bool  # read by the host only: the reference itself raises
+
+
+class Probe(ProbeRequest):
+    id: str
+
+
+class ProblemJob(TypedDict):
+    """A problem's part of the job, besides its tensors."""
+
+    entry: str
+    traces: list[str]
+    probes: list[Probe]
+
+
+# -- the results: worker to host
+
+
+class Frame(TypedDict):
+    file: str
+    line: int | None
+    code: str
+
+
+class ErrorInfo(TypedDict):
+    stage: Stage
+    call: int
+    type: str
+    message: str
+    frames: list[Frame]
+
+
+class TensorOut(TypedDict):
+    kind: Literal["tensor"]
+    key: str | None
+    shape: list[int]
+    dtype: str
+    device: str
+    contiguous: bool
+    requires_grad: bool
+
+
+class ValueOut(TypedDict):
+    kind: Literal["value"]
+    type: str
+    repr: str
+
+
+class TracedCall(TypedDict):
+    fn: str
+
+
+class TraceEntry(TracedCall, total=False):
+    is_causal: bool | None
+    dropout_p: float | None
+    scale: float | None
+    attn_mask: bool | None
+    query_shape: list[int] | None
+
+
+class CallResult(TypedDict):
+    outputs: list[TensorOut | ValueOut]
+    container: str | None
+    length: int
+    grads: dict[str, str | None]
+    trace: list[TraceEntry]
+    seconds: float
+
+
+class ParamInfo(TypedDict):
+    name: str
+    shape: list[int]
+    dtype: str
+    requires_grad: bool
+    storage: int
+
+
+class BufferInfo(TypedDict):
+    name: str
+    shape: list[int]
+    dtype: str
+    persistent: bool
+
+
+class ModuleInfo(TypedDict):
+    name: str
+    type: str
+    instance: int
+
+
+class InspectInfo(TypedDict):
+    params: list[ParamInfo]
+    buffers: list[BufferInfo]
+    modules: list[ModuleInfo]
+    tensor_attrs: list[str]
+    dropouts: dict[str, float]
+    attrs: dict[str, Json]
+
+
+class Mismatch(TypedDict):
+    name: str
+    expected: list[int]
+    got: list[int]
+
+
+class LoadInfo(TypedDict):
+    missing: list[str]
+    unexpected: list[str]
+    mismatched: list[Mismatch]
+
+
+class ProbeData(TypedDict):
+    id: str
+    error: ErrorInfo | None
+    inspect: InspectInfo | None
+    load: LoadInfo | None
+    calls: list[CallResult]
+
+
+class ImportStatus(TypedDict):
+    import_error: ErrorInfo | None
+
+
+class ProblemExit(TypedDict):
+    exit_code: int | None
+    signal: int | None
+    timed_out: bool
+    seconds: float
+    stray_processes: int
+
+
+class WorkerReport(TypedDict):
+    version: int
+    torch: str
+    python: str
 
 
 class StubModule(nn.Module):
@@ -72,7 +295,7 @@ class Recorder:
     """Wraps library functions so that each call made by candidate code is noted."""
 
     def __init__(self) -> None:
-        self.calls: list[dict[str, Json]] = []
+        self.calls: list[TraceEntry] = []
 
     def install(self, names: list[str]) -> None:
         for name in names:
@@ -81,22 +304,25 @@ class Recorder:
             setattr(owner, attr, self._wrap(name, original, describe))
 
     def _wrap(
-        self, name: str, original: Callable[..., Any], describe: Callable[..., dict[str, Json]]
+        self, name: str, original: Callable[..., Any], describe: Describe
     ) -> Callable[..., Any]:
         def traced(*args: Any, **kwargs: Any) -> Any:
-            entry: dict[str, Json] = {"fn": name}
-            entry.update(describe(*args, **kwargs))
-            self.calls.append(entry)
+            self.calls.append(describe(name, *args, **kwargs))
             return original(*args, **kwargs)
 
         return traced
 
 
-def _describe_sdpa(*args: Any, **kwargs: Any) -> dict[str, Json]:
+Describe = Callable[..., TraceEntry]
+"""Called as `describe(name, *args, **kwargs)` with a traced call's name and arguments."""
+
+
+def _describe_sdpa(fn: str, *args: Any, **kwargs: Any) -> TraceEntry:
     names = ["query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale"]
     bound = dict(zip(names, args, strict=False))
     bound.update(kwargs)
     return {
+        "fn": fn,
         "is_causal": bool(bound.get("is_causal", False)),
         "dropout_p": float(bound.get("dropout_p", 0.0)),
         "scale": None if bound.get("scale") is None else float(bound["scale"]),
@@ -105,11 +331,11 @@ def _describe_sdpa(*args: Any, **kwargs: Any) -> dict[str, Json]:
     }
 
 
-def _describe_nothing(*args: Any, **kwargs: Any) -> dict[str, Json]:
-    return {}
+def _describe_nothing(fn: str, *args: Any, **kwargs: Any) -> TraceEntry:
+    return {"fn": fn}
 
 
-TRACEABLE: dict[str, tuple[Any, str, Callable[..., dict[str, Json]]]] = {
+TRACEABLE: dict[str, tuple[Any, str, Describe]] = {
     "scaled_dot_product_attention": (
         torch.nn.functional,
         "scaled_dot_product_attention",
@@ -129,48 +355,54 @@ TRACEABLE: dict[str, tuple[Any, str, Callable[..., dict[str, Json]]]] = {
 
 def run_probe(
     namespace: Namespace,
-    probe: dict[str, Json],
+    probe: Probe,
     inputs: dict[str, torch.Tensor],
+    mode: Mode,
     recorder: Recorder | None = None,
-    source_root: str | None = None,
-) -> tuple[dict[str, Json], dict[str, torch.Tensor]]:
-    """Run one probe against `namespace` (a module's globals) and return its result data."""
-    result: dict[str, Json] = {"id": probe["id"], "error": None, "inspect": None, "load": None}
-    result["calls"] = []
+    source_root: str = "",
+) -> tuple[ProbeData, dict[str, torch.Tensor]]:
+    """Run one probe against `namespace` (a module's globals) and return its result data; in
+    the sandbox, error frames are those of files under `source_root`."""
+    result: ProbeData = {
+        "id": probe["id"],
+        "error": None,
+        "inspect": None,
+        "load": None,
+        "calls": [],
+    }
     tensors: dict[str, torch.Tensor] = {}
-    previous: list[list[Any]] = []
-    stage = "init"
+    stage: Stage = "init"
     try:
         target = namespace[probe["symbol"]]
         init = probe.get("init")
         if init is not None:
-            torch.manual_seed(int(probe.get("seed", 0)))
+            torch.manual_seed(0)
             target = target(**init)
             if not isinstance(target, nn.Module):
                 raise TypeError(f"{probe['symbol']}(...) did not return an nn.Module")
-            if probe.get("inspect") is not None:
+            attrs, weights = probe.get("inspect"), probe.get("weights")
+            if attrs is not None:
                 stage = "inspect"
-                result["inspect"] = inspect_module(target, probe["inspect"])
-            if probe.get("weights") is not None:
+                result["inspect"] = inspect_module(target, attrs)
+            if weights is not None:
                 stage = "load"
-                result["load"] = load_weights(target, probe["weights"], inputs)
+                result["load"] = load_weights(target, weights, inputs)
             stage = "setup"
             for op in probe.get("setup", []):
                 target = apply_setup(target, op)
             target.train(probe.get("mode", "eval") == "train")
-        for index, call in enumerate(probe.get("calls", [])):
+        for index, call in enumerate(probe["calls"]):
             stage = "call"
-            result["calls"].append(
-                run_call(target, call, index, inputs, tensors, previous, recorder)
-            )
+            result["calls"].append(run_call(target, call, index, inputs, tensors, recorder))
     except BaseException as exc:  # candidate code may raise anything
-        if isinstance(exc, KeyboardInterrupt | SystemExit) and source_root is None:
+        if isinstance(exc, KeyboardInterrupt | SystemExit) and mode == "host":
             raise
-        result["error"] = describe_error(exc, stage, len(result["calls"]), source_root)
+        frames_under = source_root if mode == "sandbox" else None
+        result["error"] = describe_error(exc, stage, len(result["calls"]), frames_under)
     return result, tensors
 
 
-def inspect_module(module: nn.Module, attrs: list[str]) -> dict[str, Json]:
+def inspect_module(module: nn.Module, attrs: list[str]) -> InspectInfo:
     """Parameters, buffers, plain tensor attributes, submodules and requested attributes."""
     storages: dict[int, int] = {}
 
@@ -178,7 +410,7 @@ def inspect_module(module: nn.Module, attrs: list[str]) -> dict[str, Json]:
         key = t.untyped_storage().data_ptr() if t.device.type != "meta" else id(t)
         return storages.setdefault(key, len(storages))
 
-    params = [
+    params: list[ParamInfo] = [
         {
             "name": name,
             "shape": list(p.shape),
@@ -188,7 +420,7 @@ def inspect_module(module: nn.Module, attrs: list[str]) -> dict[str, Json]:
         }
         for name, p in module.named_parameters(remove_duplicate=False)
     ]
-    buffers = []
+    buffers: list[BufferInfo] = []
     for name, b in module.named_buffers(remove_duplicate=False):
         owner_name, _, leaf = name.rpartition(".")
         owner = module.get_submodule(owner_name) if owner_name else module
@@ -201,7 +433,7 @@ def inspect_module(module: nn.Module, attrs: list[str]) -> dict[str, Json]:
             }
         )
     instances: dict[int, int] = {}
-    modules = [
+    modules: list[ModuleInfo] = [
         {
             "name": name,
             "type": type(m).__name__,
@@ -243,10 +475,11 @@ def read_attr(obj: Any, dotted: str) -> Json:
 
 def load_weights(
     module: nn.Module, names: dict[str, str], inputs: dict[str, torch.Tensor]
-) -> dict[str, Json]:
+) -> LoadInfo:
     """Copy the host's weights into the module's parameters by name."""
     params = dict(module.named_parameters())
-    missing, mismatched = [], []
+    missing: list[str] = []
+    mismatched: list[Mismatch] = []
     for name, key in names.items():
         value = inputs[key]
         if name not in params:
@@ -262,7 +495,7 @@ def load_weights(
     return {"missing": missing, "unexpected": unexpected, "mismatched": mismatched}
 
 
-def apply_setup(module: nn.Module, op: dict[str, Json]) -> nn.Module:
+def apply_setup(module: nn.Module, op: SetupOp) -> nn.Module:
     kind = op["op"]
     if kind == "double":
         return module.double()
@@ -272,17 +505,10 @@ def apply_setup(module: nn.Module, op: dict[str, Json]) -> nn.Module:
     raise ValueError(f"unknown setup op {kind!r}")
 
 
-def build_arg(
-    spec: dict[str, Json],
-    inputs: dict[str, torch.Tensor],
-    previous: list[list[Any]],
-) -> Any:
+def build_arg(spec: Argument, inputs: dict[str, torch.Tensor]) -> Any:
     """Turn one argument description into the object handed to candidate code."""
     if "value" in spec:
         return spec["value"]
-    if "output" in spec:
-        call, index = spec["output"]
-        return previous[call][index]
     if "stub" in spec:
         return build_stub(spec["stub"], inputs)
     tensor = inputs[spec["tensor"]].clone()
@@ -293,7 +519,7 @@ def build_arg(
     return tensor
 
 
-def build_stub(spec: dict[str, Json], inputs: dict[str, torch.Tensor]) -> nn.Module:
+def build_stub(spec: Stub, inputs: dict[str, torch.Tensor]) -> nn.Module:
     """A module exposing the grader's layers and attributes whose forward refuses to run."""
     stub = StubModule()
     for layer, names in spec["linears"].items():
@@ -313,18 +539,18 @@ def build_stub(spec: dict[str, Json], inputs: dict[str, torch.Tensor]) -> nn.Mod
 
 def run_call(
     target: Any,
-    call: dict[str, Json],
+    call: Call,
     index: int,
     inputs: dict[str, torch.Tensor],
     tensors: dict[str, torch.Tensor],
-    previous: list[list[Any]],
     recorder: Recorder | None,
-) -> dict[str, Json]:
+) -> CallResult:
     """Call the target once, optionally backpropagate, and describe what came back."""
-    args = [build_arg(a, inputs, previous) for a in call.get("args", [])]
-    kwargs = {k: build_arg(v, inputs, previous) for k, v in call.get("kwargs", {}).items()}
-    if call.get("seed") is not None:
-        torch.manual_seed(int(call["seed"]))
+    args = [build_arg(a, inputs) for a in call["args"]]
+    kwargs = {k: build_arg(v, inputs) for k, v in call["kwargs"].items()}
+    seed = call.get("seed")
+    if seed is not None:
+        torch.manual_seed(int(seed))
     if recorder is not None:
         recorder.calls.clear()
     start = time.perf_counter()
@@ -332,7 +558,6 @@ def run_call(
     seconds = time.perf_counter() - start
     unpacked = isinstance(returned, tuple | list)
     outputs = list(returned) if unpacked else [returned]
-    previous.append(outputs)
     described = [
         describe_output(o, f"c{index}/out{i}", tensors) for i, o in enumerate(outputs[:MAX_OUTPUTS])
     ]
@@ -379,7 +604,7 @@ def save_tensor(t: torch.Tensor | None, key: str, tensors: dict[str, torch.Tenso
     return key
 
 
-def describe_output(out: Any, key: str, tensors: dict[str, torch.Tensor]) -> dict[str, Json]:
+def describe_output(out: Any, key: str, tensors: dict[str, torch.Tensor]) -> TensorOut | ValueOut:
     if isinstance(out, torch.Tensor):
         return {
             "kind": "tensor",
@@ -394,10 +619,11 @@ def describe_output(out: Any, key: str, tensors: dict[str, torch.Tensor]) -> dic
 
 
 def describe_error(
-    exc: BaseException, stage: str, call: int, source_root: str | None
-) -> dict[str, Json]:
-    """The exception, and the frames of it that stand in the candidate's own files."""
-    frames = []
+    exc: BaseException, stage: Stage, call: int, source_root: str | None
+) -> ErrorInfo:
+    """The exception, and the frames of it that stand in the candidate's own files (none when
+    `source_root` is None)."""
+    frames: list[Frame] = []
     for frame in traceback.extract_tb(exc.__traceback__):
         if source_root is not None and frame.filename.startswith(source_root):
             frames.append(
@@ -433,9 +659,9 @@ def read_job(fd: int) -> list[Part]:
     (size,) = struct.unpack("<Q", read_exact(fd, 8))
     if size > MAX_INDEX_BYTES:
         raise ValueError(f"job index of {size} bytes")
-    index = json.loads(read_exact(fd, size))
-    if index["version"] != PROTOCOL_VERSION:
-        raise ValueError(f"job of protocol {index['version']}, worker {PROTOCOL_VERSION}")
+    index: JobIndex = json.loads(read_exact(fd, size))
+    if index.get("version") != PROTOCOL_VERSION:
+        raise ValueError(f"job of protocol {index.get('version')}, worker {PROTOCOL_VERSION}")
     parts = [
         Part(p["id"], float(p["timeout"]), splice_to_memory(fd, int(p["size"]), p["id"]))
         for p in index["problems"]
@@ -467,11 +693,12 @@ def splice_to_memory(fd: int, size: int, name: str) -> int:
     return memory
 
 
-def load_part(fd: int) -> tuple[dict[str, Json], dict[str, torch.Tensor]]:
+def load_part(fd: int) -> tuple[ProblemJob, dict[str, torch.Tensor]]:
     """A problem's probes and the tensors they name, from its memory file."""
     data = os.pread(fd, os.fstat(fd).st_size, 0)
     (size,) = struct.unpack_from("<Q", data)
-    return json.loads(data[8 : 8 + size]), load_tensors(data[8 + size :])
+    problem: ProblemJob = json.loads(data[8 : 8 + size])
+    return problem, load_tensors(data[8 + size :])
 
 
 # ---------------------------------------------------------------------------- worker process
@@ -492,11 +719,11 @@ def run_problem(parts: list[Part], submission: str, out: Path, data_fd: int) -> 
         os.close(target)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     recorder = Recorder()
-    recorder.install(problem.get("traces", []))
+    recorder.install(problem["traces"])
     os.chdir(submission)
     sys.path.append(submission)
     sys.dont_write_bytecode = True
-    status: dict[str, Json] = {"import_error": None}
+    status: ImportStatus = {"import_error": None}
     try:
         module = importlib.import_module(Path(problem["entry"]).stem)
     except BaseException as exc:  # candidate code may raise anything
@@ -506,7 +733,7 @@ def run_problem(parts: list[Part], submission: str, out: Path, data_fd: int) -> 
     write_json(folder / "import.json", status)
     namespace = vars(module)
     for probe in problem["probes"]:
-        result, tensors = run_probe(namespace, probe, inputs, recorder, submission)
+        result, tensors = run_probe(namespace, probe, inputs, "sandbox", recorder, submission)
         save_file(tensors, str(folder / f"{probe['id']}.safetensors"))
         write_json(folder / f"{probe['id']}.json", result)
     exit_child(0)
@@ -695,7 +922,7 @@ def main(argv: list[str] | None = None) -> int:
     os.close(null)
     submission = os.path.realpath(args.submission)
     emitter = Emitter(args.out, data_fd, args.emit_tar)
-    about = {
+    about: WorkerReport = {
         "version": PROTOCOL_VERSION,
         "torch": torch.__version__,
         "python": sys.version.split()[0],
@@ -716,7 +943,7 @@ def main(argv: list[str] | None = None) -> int:
                 os._exit(70)
         code, sig, timed_out = wait_child(pid, part.timeout)
         strays = end_descendants()
-        ended = {
+        ended: ProblemExit = {
             "exit_code": code,
             "signal": sig,
             "timed_out": timed_out,

@@ -2,6 +2,7 @@
 
 Owns the plan (the probes a problem's checks ask for), preparing the reference's answers, the
 checks themselves (`checks/`), the diagnosis of known mistakes and the judge. Runs on the host
-only, on data from the sandbox. May import `grader.sandbox` (its results and the executor for
-trusted reference code), `grader.courses.spec` and `grader.reports.models`.
+only, on data from the sandbox. May import `grader.sandbox` (the protocol's records, its
+results and the executor for trusted reference code), `grader.courses.spec`, `grader.reports`,
+`grader.errors` and `grader.compat` (and name the catalog's types for type checking only).
 """

@@ -15,6 +15,17 @@ from torch import nn
 
 from grader.courses.spec import Config, ModuleArg, ProblemSpec, TensorArg
 from grader.sandbox import executor
+from grader.sandbox.worker import (
+    Argument,
+    Call,
+    Namespace,
+    Probe,
+    ProbeRequest,
+    ProblemJob,
+    SetupOp,
+    StubArgument,
+    TensorArgument,
+)
 
 Dtype = Literal["float32", "float64"]
 Mode = Literal["eval", "train"]
@@ -41,15 +52,15 @@ class Plan:
         self,
         spec: ProblemSpec,
         seed: int,
-        reference: dict[str, Any],
-        other_references: dict[str, dict[str, Any]],
+        reference: Namespace,
+        other_references: dict[str, Namespace],
     ) -> None:
         self.spec = spec
         self.seed = seed
         self.reference = reference
         self.other_references = other_references
         self.tensors: dict[str, torch.Tensor] = {}
-        self.probes: dict[str, dict[str, Any]] = {}
+        self.probes: dict[str, Probe] = {}
         self._by_content: dict[str, str] = {}
 
     # -- tensors
@@ -93,7 +104,7 @@ class Plan:
             names[name] = self.tensor(f"{prefix}/{name}", list(p.shape), fan_in**-0.5)
         return names
 
-    def stub(self, config: Config, arg: ModuleArg, index: int, dtype: Dtype) -> dict[str, Any]:
+    def stub(self, config: Config, arg: ModuleArg, index: int, dtype: Dtype) -> StubArgument:
         """The worker-side stand-in for the grader's module of another problem."""
         module = self.reference_module(arg.init, arg.module)
         linears: dict[str, dict[str, str]] = {}
@@ -108,14 +119,17 @@ class Plan:
 
     # -- arguments
 
-    def args(self, config: Config, dtype: Dtype = "float32", **tensor_opts: Any) -> list[Any]:
+    def args(
+        self, config: Config, dtype: Dtype = "float32", grad: bool | None = None
+    ) -> list[Argument]:
         """The call arguments of a config as the worker reads them."""
-        out: list[Any] = []
+        out: list[Argument] = []
         for i, arg in enumerate(config.args):
             if isinstance(arg, TensorArg):
                 key = self.as_dtype(self.tensor(f"x/{config.id}/{i}", arg.shape), dtype)
-                described: dict[str, Any] = {"tensor": key, "layout": arg.layout}
-                described.update(tensor_opts)
+                described: TensorArgument = {"tensor": key, "layout": arg.layout}
+                if grad is not None:
+                    described["grad"] = grad
                 out.append(described)
             elif isinstance(arg, ModuleArg):
                 out.append(self.stub(config, arg, i, dtype))
@@ -123,21 +137,28 @@ class Plan:
                 out.append({"value": arg})
         return out
 
-    def mask_kwargs(self, config: Config) -> dict[str, Any]:
+    @staticmethod
+    def tensor_argument(args: list[Argument], position: int) -> TensorArgument:
+        """The argument at `position`, which must be a tensor."""
+        arg = args[position]
+        if "tensor" not in arg:
+            raise ValueError(f"argument {position} is not a tensor")
+        return arg
+
+    def mask_kwargs(self, config: Config) -> dict[str, TensorArgument]:
         if config.mask is None:
             return {}
         return {"mask": {"tensor": self.put(f"mask/{config.id}", make_mask(config))}}
 
     # -- probes
 
-    def probe(self, **fields: Any) -> str:
+    def probe(self, request: ProbeRequest) -> str:
         """Register a probe (deduplicated by content) and return its id."""
-        fields.setdefault("symbol", self.spec.symbol)
-        content = json.dumps(fields, sort_keys=True)
+        content = json.dumps(request, sort_keys=True)
         if content not in self._by_content:
             probe_id = f"p{len(self.probes)}"
             self._by_content[content] = probe_id
-            self.probes[probe_id] = {"id": probe_id, **fields}
+            self.probes[probe_id] = {"id": probe_id, **request}
         return self._by_content[content]
 
     def call_probe(
@@ -145,13 +166,13 @@ class Plan:
         config: Config,
         dtype: Dtype = "float32",
         mode: Mode = "eval",
-        setup: list[dict[str, Any]] | None = None,
+        setup: list[SetupOp] | None = None,
         backward: bool = False,
         seeds: list[int | None] | None = None,
         inspect: list[str] | None = None,
         init: dict[str, Any] | None = None,
-        args: list[Any] | None = None,
-        more_args: list[list[Any]] | None = None,
+        args: list[Argument] | None = None,
+        more_args: list[list[Argument]] | None = None,
         expect_error: bool = False,
         call: bool = True,
         weights: dict[str, str] | None = None,
@@ -164,58 +185,52 @@ class Plan:
         kwargs = self.mask_kwargs(config)
         if backward and gradient is None:
             gradient = self.grad_output(config, dtype)
-        backward_with = [gradient] if gradient is not None and call else None
-        calls = []
+        backward_with: list[str | None] | None = [gradient] if gradient is not None else None
+        calls: list[Call] = []
         for call_args in [first, *(more_args or [])] if call else []:
             for seed in seeds or [None]:
-                entry: dict[str, Any] = {"args": call_args, "kwargs": kwargs, "seed": seed}
+                entry: Call = {"args": call_args, "kwargs": dict(kwargs), "seed": seed}
                 if backward_with is not None:
-                    entry["backward"] = backward_with
+                    entry["backward"] = list(backward_with)
                 calls.append(entry)
-        fields: dict[str, Any] = {"calls": calls, "symbol": config.symbol or self.spec.symbol}
+        request: ProbeRequest = {"calls": calls, "symbol": config.symbol or self.spec.symbol}
         if expect_error:
-            fields["expect_error"] = True
+            request["expect_error"] = True
         if self.spec.kind == "module":
             steps = list(setup or [])
             if dtype == "float64":
                 steps.insert(0, {"op": "double"})
-            fields.update(
-                init=init if init is not None else config.init,
-                weights=weights if weights is not None else self.weights(config),
-                setup=steps,
-                mode=mode,
-                inspect=inspect,
-            )
-        return self.probe(**fields)
+            request["init"] = init if init is not None else config.init
+            request["weights"] = weights if weights is not None else self.weights(config)
+            request["setup"] = steps
+            request["mode"] = mode
+            request["inspect"] = inspect
+        return self.probe(request)
 
     def grad_output(self, config: Config, dtype: Dtype) -> str:
         """A random gradient for the first output, shaped like the reference's output."""
-        probe = {
+        probe: Probe = {
             "id": "shape",
             "symbol": config.symbol or self.spec.symbol,
             "init": config.init,
-            "calls": [{"args": self.args(config), "kwargs": self.mask_kwargs(config)}],
+            "calls": [{"args": self.args(config), "kwargs": dict(self.mask_kwargs(config))}],
         }
-        result, _ = executor.run_probe(self.reference, probe, self.tensors)
+        result, _ = executor.run_reference(self.reference, probe, self.tensors)
         if result["error"] is not None:
             raise RuntimeError(
                 f"{self.spec.id}: reference failed on {config.id}: {result['error']}"
             )
-        shape = result["calls"][0]["outputs"][0]["shape"]
+        output = result["calls"][0]["outputs"][0]
+        assert output["kind"] == "tensor", output
+        shape = output["shape"]
         return self.as_dtype(self.tensor(f"g/{config.id}", shape), dtype)
 
-    def job(self) -> dict[str, Any]:
-        """This problem's part of the worker's job file."""
-        return {
-            "id": self.spec.id,
-            "entry": self.spec.entry,
-            "timeout": self.spec.limits.problem_seconds,
-            "traces": TRACES,
-            "probes": list(self.probes.values()),
-        }
+    def job(self) -> ProblemJob:
+        """This problem's part of the worker's job."""
+        return {"entry": self.spec.entry, "traces": TRACES, "probes": list(self.probes.values())}
 
 
-def _module_symbol(namespace: dict[str, Any]) -> str:
+def _module_symbol(namespace: Namespace) -> str:
     classes = [
         v
         for v in namespace.values()

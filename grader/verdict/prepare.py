@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 
-from grader.courses.catalog import Catalog, Problem
+from grader.errors import GraderError
 from grader.sandbox import executor
 from grader.sandbox.results import ProbeData, ProbeResult
 from grader.verdict.checks import Check
 from grader.verdict.plan import Plan
 
+if TYPE_CHECKING:
+    from grader.courses.catalog import Catalog, Problem
 
-class GraderFault(Exception):
+
+class GraderFault(GraderError):
     """Something on the grader's side failed: never the candidate's zero."""
 
 
@@ -37,7 +41,7 @@ def prepare(catalog: Catalog, problems: list[Problem], seed: int) -> dict[str, P
             check.prepare(plan)
         results = {}
         for probe_id, probe in plan.probes.items():
-            data, tensors = executor.run_probe(namespaces[problem.spec.id], probe, plan.tensors)
+            data, tensors = executor.run_reference(namespaces[problem.spec.id], probe, plan.tensors)
             parsed = ProbeData.model_validate(data)
             if parsed.error is not None and not probe.get("expect_error"):
                 raise GraderFault(

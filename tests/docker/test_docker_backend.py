@@ -14,6 +14,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -22,7 +23,6 @@ from safetensors.torch import load_file
 
 from grader.cli import sandbox as sandbox_cli
 from grader.courses.paths import ROOT as REPO_ROOT
-from grader.courses.paths import WORKER_FILE
 from grader.sandbox.backends.base import Limits, WorkerJob, WorkerRun
 from grader.sandbox.backends.docker import (
     SANDBOX_UID,
@@ -32,7 +32,9 @@ from grader.sandbox.backends.docker import (
 )
 from grader.sandbox.engine import docker
 from grader.sandbox.image import file_sha256
+from grader.sandbox.paths import WORKER_FILE
 from grader.sandbox.protocol import encode_job, problem_part, result_names
+from grader.sandbox.worker import ProblemJob
 from tests.docker.engine import sandbox_containers
 
 pytestmark = pytest.mark.docker
@@ -83,8 +85,9 @@ def sandbox(sandbox_image: str, tmp_path: Path) -> Sandbox:
     return Sandbox(sandbox_image, tmp_path)
 
 
-def result(out_dir: Path) -> dict:
-    return json.loads((out_dir / "result.json").read_text())
+def result(out_dir: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((out_dir / "result.json").read_text())
+    return data
 
 
 def test_describe_reports_image_id_and_torch(sandbox_image: str) -> None:
@@ -471,8 +474,8 @@ def real_worker_job(root: Path, entry_source: str, limits: Limits) -> WorkerJob:
     sub_dir = root / "submission"
     sub_dir.mkdir()
     (sub_dir / "p.py").write_text(entry_source)
-    problem = {"id": "p", "entry": "p.py", "probes": [], "traces": [], "timeout": 3}
-    job = encode_job([problem_part(problem, {"unused": torch.zeros(1)})])
+    problem: ProblemJob = {"entry": "p.py", "probes": [], "traces": []}
+    job = encode_job([problem_part("p", 3, problem, {"unused": torch.zeros(1)})])
     return WorkerJob(sub_dir, job, root / "out", limits, result_names({"p": []}))
 
 

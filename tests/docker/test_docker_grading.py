@@ -10,6 +10,7 @@ import pytest
 from grader.courses.catalog import Catalog
 from grader.grade import Grader
 from grader.reports.models import CheckStatus, ProblemStatus
+from grader.sandbox.backends.base import LimitOverrides
 from grader.sandbox.backends.docker import DockerBackend
 from grader.sandbox.backends.local import LocalBackend
 from tests import whole
@@ -42,15 +43,13 @@ def test_docker_scores_equal_local_scores(sandbox_image: str, tmp_path: Path) ->
     complete ones score full marks in Docker, and every score equals the local backend's."""
     catalog = Catalog()
     problems = list(catalog.problems.values())
-    docker = Grader(catalog, problems, DockerBackend(sandbox_image), seed=5)
-    local = Grader(catalog, problems, LocalBackend(), seed=5)
     batch = [*EXAMPLES, whole.references(catalog, tmp_path / "references")]
-    try:
+    with (
+        Grader(catalog, problems, DockerBackend(sandbox_image), seed=5) as docker,
+        Grader(catalog, problems, LocalBackend(), seed=5) as local,
+    ):
         in_docker = docker.grade_many(batch, jobs=2)
         on_host = local.grade_many(batch, jobs=2)
-    finally:
-        docker.close()
-        local.close()
     complete, references = in_docker[0], in_docker[-1]
     assert complete.total == references.total == whole.full_marks(catalog)
     assert complete.run.environment["backend"] == "docker"
@@ -64,20 +63,12 @@ def test_docker_scores_equal_local_scores(sandbox_image: str, tmp_path: Path) ->
 
 def test_hostile_batch_is_contained(sandbox_image: str) -> None:
     catalog = Catalog()
-    overrides = {"problem_seconds": 10.0, "memory_mb": 1024}
-    grader = Grader(
-        catalog,
-        catalog.select(["causal_self_attention"]),
-        DockerBackend(sandbox_image),
-        0,
-        overrides,
-    )
+    overrides = LimitOverrides(problem_seconds=10.0, memory_mb=1024)
+    problems = catalog.select(["causal_self_attention"])
     paths = [ROOT / "tests" / "hostile" / name for name in HOSTILE]
     paths.append(ROOT / "submissions" / "complete")
-    try:
+    with Grader(catalog, problems, DockerBackend(sandbox_image), 0, overrides) as grader:
         reports = {r.submission: r for r in grader.grade_many(paths, jobs=2)}
-    finally:
-        grader.close()
     honest = reports["complete"].problem("causal_self_attention")
     assert honest.score == honest.max_score
     for name, statuses in HOSTILE.items():

@@ -17,13 +17,10 @@ pytestmark = pytest.mark.docker
 
 def test_policy_attacks_in_docker(sandbox_image: str) -> None:
     catalog = Catalog()
-    grader = Grader(catalog, list(catalog.problems.values()), DockerBackend(sandbox_image), 3)
     names = sorted(POLICY_ATTACKS)
-    try:
-        batch = [HOSTILE / n for n in names] + [ROOT / "submissions" / "complete"]
-        reports = {r.submission: r for r in grader.grade_many(batch, jobs=2)}
-    finally:
-        grader.close()
+    batch = [HOSTILE / n for n in names] + [ROOT / "submissions" / "complete"]
+    with Grader(catalog, list(catalog.problems.values()), DockerBackend(sandbox_image), 3) as g:
+        reports = {r.submission: r for r in g.grade_many(batch, jobs=2)}
     assert reports["complete"].total == whole.full_marks(catalog)
     for name in names:
         problem, check, word = POLICY_ATTACKS[name]

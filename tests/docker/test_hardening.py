@@ -30,12 +30,9 @@ CONTROL = ROOT / "submissions" / "complete"
 def grade_beside_the_control(image: str, attack: str) -> tuple[SubmissionReport, float]:
     """The attack's report and the batch's wall time; the control must score full marks."""
     catalog = Catalog()
-    grader = Grader(catalog, list(catalog.problems.values()), DockerBackend(image), seed=3)
-    start = time.monotonic()
-    try:
+    with Grader(catalog, list(catalog.problems.values()), DockerBackend(image), seed=3) as grader:
+        start = time.monotonic()
         report, control = grader.grade_many([HOSTILE / attack, CONTROL], jobs=2)
-    finally:
-        grader.close()
     assert control.total == control.max_total == whole.full_marks(Catalog()), control.problems
     assert not report.grader_fault, report.problems
     return report, time.monotonic() - start

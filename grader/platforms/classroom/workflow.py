@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from grader.errors import GraderError
+
 WORKFLOW_PATH = Path(".github/workflows/classroom.yml")
 TORCH = "torch==2.13.0"
 TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
@@ -87,13 +89,18 @@ def workflow(
 ) -> str:
     """The workflow file: install torch (CPU) and the grader from `grader_url`, grade, report."""
     data = workflow_data(grader_url, ref, python, timeout)
-    return HEADER + yaml.dump(data, Dumper=_Dumper, sort_keys=False, width=100)
+    return HEADER + str(yaml.dump(data, Dumper=_Dumper, sort_keys=False, width=100))
 
 
 def write_workflow(repo: Path, text: str, force: bool = False) -> Path:
+    """Write the workflow file into the repository `repo` (a clone of the template)."""
+    if not repo.is_dir():
+        raise GraderError(
+            f"{repo} is not a folder: give the assignment's template repository (a clone)"
+        )
     path = repo / WORKFLOW_PATH
     if path.exists() and not force:
-        raise FileExistsError(f"{path} exists (use --force to replace it)")
+        raise GraderError(f"{path} exists (use --force to replace it)")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path

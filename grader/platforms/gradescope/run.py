@@ -12,12 +12,11 @@ still read the inputs of its own run, and whatever else the image leaves world-r
 from __future__ import annotations
 
 import json
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
 from grader.courses.catalog import Catalog
-from grader.grade import Grader
+from grader.grade import Grader, draw_seed
 from grader.platforms.gradescope.results import gradescope_results
 from grader.reports.models import SubmissionReport
 from grader.sandbox.backends.local import LocalBackend
@@ -70,13 +69,9 @@ def run_gradescope(upload: Path, results: Path, user: str | None) -> SubmissionR
     """Grade Gradescope's submission folder and write `results.json`; return the full report."""
     catalog = Catalog()
     located = locate(upload, {p.spec.entry for p in catalog.problems.values()})
-    grader = Grader(
-        catalog, list(catalog.problems.values()), LocalBackend(user), secrets.randbelow(2**31)
-    )
-    try:
+    problems = list(catalog.problems.values())
+    with Grader(catalog, problems, LocalBackend(user), draw_seed(None)) as grader:
         report = grader.grade(located.folder or upload, name="submission")
-    finally:
-        grader.close()
     if located.note:
         message = "; ".join(m for m in (report.message, located.note) if m)
         report = report.model_copy(update={"message": message})

@@ -28,6 +28,15 @@ class Limits(BaseModel):
     log_bytes: int = Field(64_000, gt=0, description="Captured stdout/stderr kept per stream.")
 
 
+@dataclass(frozen=True)
+class LimitOverrides:
+    """Limits asked for by the person grading, over those of the problems' specs."""
+
+    problem_seconds: float | None = None
+    memory_mb: int | None = None
+    wall_seconds: float | None = None
+
+
 STOPPED = "stopped: the batch was interrupted"
 
 

@@ -29,9 +29,9 @@ import threading
 import time
 from pathlib import Path
 
-from grader.courses.paths import WORKER_FILE
 from grader.sandbox.backends import launch
 from grader.sandbox.backends.base import STOPPED, Limits, WorkerJob, WorkerRun, feed
+from grader.sandbox.paths import WORKER_FILE
 
 
 def process_count(uid: int) -> int:

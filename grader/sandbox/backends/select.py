@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from grader.errors import GraderError
 from grader.sandbox.backends.base import Backend
 from grader.sandbox.backends.local import LocalBackend
 
@@ -13,7 +14,7 @@ HOW_TO_START = (
 )
 
 
-class BackendUnavailable(Exception):
+class BackendUnavailable(GraderError):
     """The asked-for backend cannot run here."""
 
 

@@ -21,7 +21,8 @@ def ratios(train: torch.Tensor, eval: torch.Tensor, heads: int) -> torch.Tensor:
     small = eval.abs() <= TOLERANCE * eval.abs().max().clamp_min(1e-300)
     ratio = torch.where(small, torch.full_like(eval, float("nan")), train / eval)
     kept_rows = ~((ratio.abs() <= TOLERANCE) | ratio.isnan()).all(dim=-1)
-    return ratio[kept_rows].unflatten(-1, (heads, -1))
+    kept: torch.Tensor = ratio[kept_rows].unflatten(-1, (heads, -1))
+    return kept
 
 
 def mixed_head(ratio: torch.Tensor) -> int | None:

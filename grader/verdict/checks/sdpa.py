@@ -56,7 +56,7 @@ class SdpaCalls(Check):
         }
 
     def dropout_p(self, config: Config) -> float | None:
-        wanted = self.params.dropout_p
+        wanted: float | str | None = self.params.dropout_p
         if isinstance(wanted, str):
             return float((config.init or {})[wanted])
         return wanted

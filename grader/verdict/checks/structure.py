@@ -209,12 +209,15 @@ class Raises(Check):
             args = ", ".join(f"{k}={v}" for k, v in (self.params.init or {}).items())
             self.stage, self.what = "init", f"constructing with {args}"
             self.probe = plan.probe(
-                init=self.params.init,
-                weights=None,
-                setup=[],
-                mode="eval",
-                calls=[],
-                expect_error=True,
+                {
+                    "symbol": self.problem.symbol,
+                    "init": self.params.init,
+                    "weights": None,
+                    "setup": [],
+                    "mode": "eval",
+                    "calls": [],
+                    "expect_error": True,
+                }
             )
 
     def judge(self, ctx: Context) -> Verdict:

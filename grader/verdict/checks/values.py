@@ -8,6 +8,7 @@ import torch
 
 from grader.courses.spec import Config, ModuleArg
 from grader.reports.models import AttentionPattern, CheckStatus, Diagnosis
+from grader.sandbox.worker import Argument, Probe
 from grader.verdict import diagnose, patterns
 from grader.verdict.checks.base import (
     Check,
@@ -187,23 +188,23 @@ def diagnosis_params(ctx: Context, config: Config) -> dict[str, Any]:
 
 
 def probe_inputs(
-    plan: Plan, probe: dict[str, Any]
+    plan: Plan, probe: Probe
 ) -> tuple[dict[str, torch.Tensor], list[Any], dict[str, Any]]:
     """The weights, arguments and keyword arguments of a probe's first call, as host tensors."""
     weights = {name: plan.tensors[key] for name, key in (probe.get("weights") or {}).items()}
 
-    def value(arg: dict[str, Any]) -> Any:
+    def value(arg: Argument) -> Any:
         if "tensor" in arg:
             return plan.tensors[arg["tensor"]]
         if "stub" in arg:
             for layer, keys in arg["stub"]["linears"].items():
                 weights.update({f"{layer}.{kind}": plan.tensors[k] for kind, k in keys.items()})
             return None
-        return arg.get("value")
+        return arg["value"]
 
     call = probe["calls"][0]
     args = [value(a) for a in call["args"]]
-    kwargs = {k: value(v) for k, v in call.get("kwargs", {}).items()}
+    kwargs = {k: value(v) for k, v in call["kwargs"].items()}
     dtype = next((a.dtype for a in args if isinstance(a, torch.Tensor)), torch.float32)
     weights = {k: v.to(dtype) for k, v in weights.items()}
     return weights, args, kwargs
@@ -257,16 +258,14 @@ class Causality(Check):
         for config in self.configs():
             args = plan.args(config)
             position = self.params.arg
-            x = plan.tensors[args[position]["tensor"]]
+            tensor = plan.tensor_argument(args, position)
+            x = plan.tensors[tensor["tensor"]]
             cut = max(0, x.shape[1] // 2 - 1)
             noise = plan.tensor(f"noise/{config.id}", list(x.shape), 3.0)
             perturbed = x.clone()
             perturbed[:, cut + 1 :] += plan.tensors[noise][:, cut + 1 :]
             changed = list(args)
-            changed[position] = {
-                **args[position],
-                "tensor": plan.put(f"future/{config.id}", perturbed),
-            }
+            changed[position] = {**tensor, "tensor": plan.put(f"future/{config.id}", perturbed)}
             self.probes[config.id] = (plan.call_probe(config, args=args, more_args=[changed]), cut)
         self.influence = self.influence_probe(plan, self.configs()[0])
 
@@ -275,17 +274,15 @@ class Causality(Check):
         feedback draws when tokens see the future."""
         args = plan.args(config)
         position = self.params.arg
-        x = plan.tensors[args[position]["tensor"]]
+        tensor = plan.tensor_argument(args, position)
+        x = plan.tensors[tensor["tensor"]]
         noise = plan.tensors[plan.tensor(f"noise/{config.id}", list(x.shape), 3.0)]
         variants = []
         for token in range(min(x.shape[1], patterns.TOKENS)):
             moved = x.clone()
             moved[:, token] += noise[:, token]
             changed = list(args)
-            changed[position] = {
-                **args[position],
-                "tensor": plan.put(f"token{token}/{config.id}", moved),
-            }
+            changed[position] = {**tensor, "tensor": plan.put(f"token{token}/{config.id}", moved)}
             variants.append(changed)
         return plan.call_probe(config, args=args, more_args=variants)
 

@@ -156,7 +156,8 @@ class MaskedKeysIgnored(Check):
         for config in self.configs():
             args = plan.args(config)
             position = self.params.arg
-            x = plan.tensors[args[position]["tensor"]]
+            tensor = plan.tensor_argument(args, position)
+            x = plan.tensors[tensor["tensor"]]
             mask = plan.tensors[plan.mask_kwargs(config)["mask"]["tensor"]]
             batch, tokens = x.shape[0], x.shape[1]
             heads = mask.shape[-3] if mask.dim() == 4 else 1
@@ -168,7 +169,7 @@ class MaskedKeysIgnored(Check):
             perturbed = x + noise * hidden[:, :, None]
             changed = list(args)
             changed[position] = {
-                **args[position],
+                **tensor,
                 "tensor": plan.put(f"hidden_keys/{config.id}", perturbed),
             }
             probe = plan.call_probe(config, args=args, more_args=[changed])

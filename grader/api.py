@@ -1,0 +1,211 @@
+"""The library's front door: grade a batch, check one's own work, validate a course, render.
+
+The CLI, the benchmark and the tests call these functions. None reads a global path: each
+takes the `Catalog` it works on. Every failure of the grader raises a `GraderError`; a
+candidate's mistake is a verdict in the returned reports, never an exception. What runs
+tensors is imported by the functions that grade, so that rendering starts without torch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from grader.courses.coursefile import load_course, reveal_after_due
+from grader.errors import GraderError
+from grader.outputs import Options, read_reports, write_outputs
+from grader.platforms.exports import open_export
+from grader.reports.junit import SuiteBy
+from grader.reports.models import Student, SubmissionReport, write_report
+from grader.reports.text import fraction
+from grader.resume import batch_seed, saved_report
+from grader.sandbox.backends.base import LimitOverrides
+from grader.sandbox.backends.select import make_backend
+
+if TYPE_CHECKING:
+    from grader.courses.catalog import Catalog
+    from grader.grade import Grader
+    from grader.validate import Outcome
+
+Advance = Callable[[str], None]
+"""Told the name and score of each submission as it is graded."""
+
+
+@contextmanager
+def no_progress(total: int) -> Iterator[Advance]:
+    yield lambda _line: None
+
+
+@dataclass(frozen=True)
+class Listener:
+    """Where a batch tells what it does: `note` for status lines, `warn` for what it left out,
+    `progress(total)` for a context that is advanced once per graded submission."""
+
+    note: Callable[[str], None] = lambda _line: None
+    warn: Callable[[str], None] = lambda _line: None
+    progress: Callable[[int], AbstractContextManager[Advance]] = no_progress
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How a batch is graded: where the code runs, how many at once, with which seed."""
+
+    backend: str = "docker"
+    image: str | None = None
+    jobs: int = 1
+    seed: int | None = None  # None: a random seed (or, resuming, the saved batch's)
+    limits: LimitOverrides = field(default_factory=LimitOverrides)
+    resume: bool = False  # reuse saved reports that are still valid
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """`grader check`'s result: the candidate's view of their report, and per problem how many
+    checks were not run and what they are worth."""
+
+    view: SubmissionReport
+    unseen: dict[str, tuple[int, float]]
+
+
+def grader(
+    catalog: Catalog,
+    problems: Sequence[str] = (),
+    backend: str = "docker",
+    image: str | None = None,
+    seed: int | None = None,
+    limits: LimitOverrides | None = None,
+) -> Grader:
+    """A `Grader` of `problems` (a context manager), for grading submissions one by one."""
+    from grader.grade import Grader, draw_seed
+
+    selected = catalog.select(list(problems))
+    return Grader(catalog, selected, make_backend(backend, image), draw_seed(seed), limits)
+
+
+def grade_path(
+    catalog: Catalog,
+    path: Path,
+    out_dir: Path,
+    settings: Settings,
+    problems: Sequence[str] = (),
+    listener: Listener = Listener(),
+) -> list[SubmissionReport]:
+    """Grade what `path` holds (a submission, a folder or zip of them, a Gradescope export, a
+    folder of Classroom clones) and save each report in `out_dir`, in input order."""
+    catalog.select(list(problems))  # an unknown problem is refused before anything is read
+    with open_export(path, catalog) as export:
+        for reason in export.skipped:
+            listener.warn(f"Skipped {reason}")
+        found = len(export.submissions)
+        listener.note(f"Reading {export.layout}: {found} submission(s)")
+        if not export.submissions:
+            raise GraderError(f"no submissions in {path}")
+        students = {s.path: s.student for s in export.submissions if s.student is not None}
+        submissions = [s.path for s in export.submissions]
+        return grade_batch(catalog, submissions, out_dir, settings, problems, students, listener)
+
+
+def grade_batch(
+    catalog: Catalog,
+    submissions: Sequence[Path],
+    out_dir: Path,
+    settings: Settings,
+    problems: Sequence[str] = (),
+    students: Mapping[Path, Student] | None = None,
+    listener: Listener = Listener(),
+) -> list[SubmissionReport]:
+    """Grade submission folders and save each report in `out_dir` as it is done; the reports
+    in input order. Resuming, the still valid saved reports are returned as they are."""
+    selected = catalog.select(list(problems))
+    seed, saved = settings.seed, {}
+    if settings.resume:
+        seed = batch_seed(list(submissions), out_dir, seed)
+        ids = [p.spec.id for p in selected]
+        for submission in submissions:
+            report = saved_report(submission, out_dir, ids)
+            if report is not None:
+                saved[submission] = report
+        listener.note(f"Resuming: {len(saved)} submission(s) already graded")
+    todo = [s for s in submissions if s not in saved]
+    if todo:
+        from grader.grade import Grader, draw_seed
+
+        backend = make_backend(settings.backend, settings.image)
+        run_seed = draw_seed(seed)
+        listener.note(f"Grading {len(todo)} submission(s) on {backend.name}, seed {run_seed}")
+        with (
+            Grader(catalog, selected, backend, run_seed, settings.limits) as grader,
+            listener.progress(len(todo)) as advance,
+        ):
+
+            def done(report: SubmissionReport) -> None:
+                write_report(report, out_dir)
+                advance(f"{report.submission} {fraction(report.total, report.max_total)}")
+
+            fresh = grader.grade_many(todo, settings.jobs, done, students)
+        saved.update(zip(todo, fresh, strict=True))
+    return [saved[s] for s in submissions]
+
+
+def check(
+    catalog: Catalog,
+    path: Path,
+    problems: Sequence[str] = (),
+    backend: str = "local",
+    seed: int | None = None,
+    reveal_after_due: bool = False,
+) -> Feedback:
+    """A candidate's own check of `path` on the checks they may see (by default on every
+    problem with a file there)."""
+    from grader.grade import draw_seed
+    from grader.selfcheck import attempted, check_submission
+
+    selected = catalog.select(list(problems)) if problems else attempted(catalog, path)
+    view, unseen = check_submission(
+        path, catalog, selected, make_backend(backend), draw_seed(seed), reveal_after_due
+    )
+    return Feedback(view, unseen)
+
+
+def validate(
+    catalog: Catalog,
+    problems: Sequence[str] = (),
+    backend: str = "local",
+    seed: int = 0,
+    jobs: int = 1,
+) -> list[Outcome]:
+    """Prove `problems`' checks: references pass, starters and mutants lose what they must."""
+    from grader.validate import validate_problems
+
+    selected = catalog.select(list(problems))
+    return validate_problems(catalog, selected, make_backend(backend), seed, jobs)
+
+
+def revealed(reveal: bool, course_file: Path | None) -> bool:
+    """Whether `after_due_date` checks are shown: asked for, or the course file's due is past."""
+    return reveal_after_due(reveal, load_course(course_file) if course_file else None)
+
+
+def saved_reports(folder: Path) -> list[SubmissionReport]:
+    """The submission reports saved in `folder`; a `GraderError` when there is none."""
+    reports = read_reports(folder)
+    if not reports:
+        raise GraderError(f"no submission reports in {folder}")
+    return reports
+
+
+def render(
+    reports: list[SubmissionReport],
+    formats: Sequence[str],
+    out_dir: Path,
+    reveal_after_due: bool = False,
+    junit_by: SuiteBy = "submission",
+    echo: Callable[[str], None] = print,
+) -> list[str]:
+    """Write the gradebook CSV and every other chosen format into `out_dir`; what was written.
+    `echo` prints what a format writes to the terminal (the Classroom result line)."""
+    options = Options(out_dir, reveal_after_due, junit_by, echo=echo)
+    return write_outputs(reports, ["csv", *formats], options)

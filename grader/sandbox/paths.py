@@ -1,0 +1,6 @@
+"""Where the sandbox's own files live: the worker and the image's Dockerfile."""
+
+from pathlib import Path
+
+SANDBOX_DIR = Path(__file__).resolve().parent
+WORKER_FILE = SANDBOX_DIR / "worker.py"

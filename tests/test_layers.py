@@ -1,0 +1,88 @@
+"""Imports go one way: a module imports only from its own layer or those below it.
+
+Imports under `if TYPE_CHECKING:` are left out: they name types and run nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "grader"
+
+# Bottom first. A module belongs to the layer of its longest matching prefix.
+LAYERS: list[tuple[str, ...]] = [
+    ("grader", "grader.compat", "grader.errors"),
+    ("grader.sandbox",),
+    ("grader.courses.spec", "grader.courses.coursefile", "grader.courses.paths"),
+    ("grader.reports",),
+    ("grader.verdict",),
+    ("grader.courses",),  # the catalog: specs bound to their checks
+    ("grader.grade", "grader.resume", "grader.selfcheck", "grader.validate"),
+    ("grader.platforms",),
+    ("grader.outputs",),
+    ("grader.api",),
+    ("grader.cli",),
+]
+
+
+def layer(module: str) -> int:
+    matches = [
+        (len(prefix), rank)
+        for rank, prefixes in enumerate(LAYERS)
+        for prefix in prefixes
+        if module == prefix or module.startswith(prefix + ".")
+    ]
+    assert matches, f"{module} is in no layer"
+    return max(matches)[1]
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def type_checking_only(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def imported(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, module) of every grader import that runs, at any depth."""
+    found: list[tuple[int, str]] = []
+    todo: list[ast.AST] = [tree]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.If) and type_checking_only(node):
+            todo.extend(node.orelse)
+            continue
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found += [(node.lineno, f"{node.module}.{a.name}") for a in node.names]
+        todo.extend(ast.iter_child_nodes(node))
+    return [(line, name) for line, name in found if name.split(".")[0] == "grader"]
+
+
+SOURCES = sorted(p for p in PACKAGE.rglob("*.py") if "problems" not in p.relative_to(PACKAGE).parts)
+
+
+def test_every_module_is_in_a_layer() -> None:
+    for path in SOURCES:
+        layer(module_name(path))
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: module_name(p))
+def test_imports_go_down(path: Path) -> None:
+    module = module_name(path)
+    rank = layer(module)
+    upward = [
+        f"line {line}: {name}"
+        for line, name in imported(ast.parse(path.read_text(encoding="utf-8")))
+        if layer(name) > rank
+    ]
+    assert not upward, f"{module} (layer {rank}) imports from above it: {upward}"
