@@ -24,10 +24,11 @@ from pathlib import Path
 import click
 
 from grader.courses.catalog import Catalog
-from grader.courses.paths import ROOT
 from grader.grade import Grader
 from grader.sandbox.backends.docker import DockerBackend
 from grader.sandbox.image import DEFAULT_TAG
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def timed(tasks: list[Callable[[], object]], jobs: int) -> float:

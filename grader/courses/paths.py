@@ -1,8 +1,23 @@
-"""Where the built-in course and the sandbox files live."""
+"""Where the built-in course and the sandbox files live: package data, found through
+`importlib.resources`, so an installed wheel finds them as a checkout does."""
 
+from __future__ import annotations
+
+from importlib.resources import files
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent.parent
-PROBLEMS_DIR = ROOT / "grader" / "courses" / "attention" / "problems"
-SANDBOX_DIR = ROOT / "grader" / "sandbox"
+
+def package_path(package: str, *parts: str) -> Path:
+    """A file or folder shipped inside `package`, as a path on disk (the grader is installed
+    unzipped, as pip installs it)."""
+    found = files(package).joinpath(*parts)
+    if not isinstance(found, Path):
+        raise RuntimeError(f"{package} is not installed as files on disk: reinstall it with pip")
+    return found
+
+
+BUILTIN_COURSE = package_path("grader.courses", "attention")
+PROBLEMS_DIR = BUILTIN_COURSE / "problems"
+SANDBOX_DIR = package_path("grader.sandbox")
 WORKER_FILE = SANDBOX_DIR / "worker.py"
+DOCKERFILE = SANDBOX_DIR / "Dockerfile"
