@@ -11,9 +11,11 @@ from typing import TYPE_CHECKING, cast
 
 import click
 
+from grader.cli.course import course_option, opened
 from grader.cli.gradescope import gradescope
 from grader.cli.sandbox import sandbox
-from grader.courses.coursefile import CourseError, load_course, reveal_after_due
+from grader.courses.course import read_course
+from grader.courses.coursefile import CourseError, reveal_after_due
 from grader.courses.spec import SpecError, Visibility
 from grader.outputs import FORMATS, Options, read_reports, write_outputs
 from grader.reports.junit import SuiteBy
@@ -24,25 +26,36 @@ from grader.sandbox.backends.select import BackendUnavailable, make_backend
 
 if TYPE_CHECKING:
     from grader.courses.catalog import Catalog, Problem
+    from grader.courses.course import OpenCourse
 
 # Commands import what runs tensors (the catalog's checks, grading) when they run, so that
 # `--help`, `schema`, `report` and `sandbox` start without importing torch.
 BACKENDS = click.Choice(["docker", "local"])
 
 
-def load_catalog(problems: tuple[str, ...] = ()) -> tuple[Catalog, list[Problem]]:
-    from grader.courses.catalog import Catalog
-
+def load_catalog(
+    course: Path | None, problems: tuple[str, ...] = ()
+) -> tuple[OpenCourse, list[Problem]]:
+    """The course and the problems asked for (all of its problems when none are)."""
+    found = opened(course)
     try:
-        catalog = Catalog()
-        return catalog, catalog.select(list(problems))
+        return found, found.catalog.select(list(problems))
     except SpecError as exc:
         raise click.ClickException(str(exc)) from exc
 
 
+def full_course(found: OpenCourse) -> Catalog:
+    """The course's catalog, refusing a candidate kit: it holds the visible checks only."""
+    if found.catalog.seed is not None:
+        raise click.ClickException(
+            f"{found.folder} is a candidate kit (visible checks only): give the full course"
+        )
+    return found.catalog
+
+
 def revealed(reveal: bool, course: Path | None) -> bool:
     try:
-        return reveal_after_due(reveal, load_course(course) if course else None)
+        return reveal_after_due(reveal, read_course(course))
     except CourseError as exc:
         raise click.ClickException(str(exc)) from exc
 
@@ -77,11 +90,7 @@ def format_options(f: click.decorators.FC) -> click.decorators.FC:
                 is_flag=True,
                 help="Show `after_due_date` checks in candidate outputs now.",
             ),
-            click.option(
-                "--course",
-                type=click.Path(exists=True, dir_okay=False, path_type=Path),
-                help="course.toml: after its `due`, `after_due_date` checks are shown.",
-            ),
+            course_option,
             click.option(
                 "--junit-by",
                 type=click.Choice(["submission", "problem"]),
@@ -122,9 +131,10 @@ def cli() -> None:
 
 
 @cli.command()
-def problems() -> None:
-    """List the problems and their points."""
-    _, selected = load_catalog()
+@course_option
+def problems(course: Path | None) -> None:
+    """List the course's problems and their points."""
+    _, selected = load_catalog(course)
     width = max((len(p.spec.id) for p in selected), default=0)
     for problem in selected:
         spec = problem.spec
@@ -137,20 +147,22 @@ def problems() -> None:
 
 @cli.command()
 @click.argument("problem")
-def show(problem: str) -> None:
+@course_option
+def show(problem: str, course: Path | None) -> None:
     """Show PROBLEM's statement, contract and starter file."""
     from grader.reports.problem import describe
 
-    _, (chosen,) = load_catalog((problem,))
+    _, (chosen,) = load_catalog(course, (problem,))
     click.echo(describe(chosen))
 
 
 @cli.command()
 @click.argument("problem")
 @click.argument("directory", default=".", type=click.Path(file_okay=False, path_type=Path))
-def init(problem: str, directory: Path) -> None:
+@course_option
+def init(problem: str, directory: Path, course: Path | None) -> None:
     """Write PROBLEM's starter file into DIRECTORY (never over an existing file)."""
-    _, (chosen,) = load_catalog((problem,))
+    _, (chosen,) = load_catalog(course, (problem,))
     path = directory / chosen.spec.entry
     if path.exists():
         raise click.ClickException(f"{path} exists: not overwritten")
@@ -170,11 +182,7 @@ def init(problem: str, directory: Path) -> None:
 @click.option("--backend", type=BACKENDS, default="local", show_default=True)
 @click.option("--seed", type=int, default=None, help="Seed for inputs and weights.")
 @click.option("--reveal", is_flag=True, help="Also run the `after_due_date` checks.")
-@click.option(
-    "--course",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="course.toml: after its `due`, `after_due_date` checks run too.",
-)
+@course_option
 def check(
     path: Path,
     problems: tuple[str, ...],
@@ -191,7 +199,8 @@ def check(
     from grader.reports.terminal import print_feedback
     from grader.selfcheck import NothingToCheck, attempted, check_submission
 
-    catalog, selected = load_catalog(problems)
+    found, selected = load_catalog(course, problems)
+    catalog = found.catalog
     if not problems:
         try:
             selected = attempted(catalog, path)
@@ -201,6 +210,8 @@ def check(
         chosen = make_backend(backend)
     except BackendUnavailable as exc:
         raise click.ClickException(str(exc)) from exc
+    if catalog.seed is not None:  # a kit judges on the inputs it holds
+        seed = catalog.seed
     run_seed = seed if seed is not None else secrets.randbelow(2**31)
     view, unseen = check_submission(
         path, catalog, selected, chosen, run_seed, revealed(reveal, course)
@@ -286,7 +297,16 @@ def grade(
     from grader.platforms.exports import ExportError, open_export
     from grader.reports.terminal import print_scores, progress
 
-    catalog, selected = load_catalog(problems)
+    found, selected = load_catalog(course, problems)
+    catalog = found.catalog
+    if catalog.seed is not None:  # a kit: its own inputs, its visible checks
+        click.secho(
+            f"{found.folder} is a candidate kit: grading its visible checks only (feedback, "
+            "not credit)",
+            fg="yellow",
+            err=True,
+        )
+        seed = catalog.seed
     try:
         export = click.get_current_context().with_resource(open_export(path, catalog))
     except ExportError as exc:
@@ -380,15 +400,18 @@ def report(
 @click.option("--backend", type=BACKENDS, default="local", show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=os.cpu_count() or 1)
-def validate(problems: tuple[str, ...], backend: str, seed: int, jobs: int) -> None:
-    """Prove the hidden checks: references pass, starters and mutants do not."""
-    from grader.courses.catalog import Catalog
+@course_option
+def validate(
+    problems: tuple[str, ...], backend: str, seed: int, jobs: int, course: Path | None
+) -> None:
+    """Prove the checks: references and accepted solutions score full marks, starters and
+    mutants lose their declared points."""
     from grader.reports.terminal import print_outcomes
     from grader.validate import validate_problems
 
+    found, selected = load_catalog(course, problems)
+    catalog = full_course(found)
     try:
-        catalog = Catalog()
-        selected = catalog.select(list(problems))
         chosen = make_backend(backend)
         outcomes = validate_problems(catalog, selected, chosen, seed, jobs)
     except (SpecError, BackendUnavailable, ValueError) as exc:
@@ -405,6 +428,52 @@ def validate(problems: tuple[str, ...], backend: str, seed: int, jobs: int) -> N
 
 
 @cli.command()
+@click.argument("problem")
+@click.option(
+    "--course",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="The course folder (made, with a course.toml, if it does not exist).",
+)
+@click.option("--symbol", default="solve", show_default=True, help="The function to write.")
+def new(problem: str, course: Path, symbol: str) -> None:
+    """Scaffold PROBLEM in a course folder: a small working problem to rewrite."""
+    import re
+
+    from grader.courses.scaffold import scaffold
+
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", problem):
+        raise click.BadParameter("lower case letters, digits and _", param_hint="PROBLEM")
+    try:
+        folder = scaffold(course, problem, symbol)
+    except CourseError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"wrote {folder}: edit it, then `grader validate {problem} --course {course}`")
+
+
+@cli.command()
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="The kit's folder (new or empty).",
+)
+@click.option("--seed", type=int, default=None, help="Seed of the kit's inputs (default: random).")
+@course_option
+def release(out: Path, seed: int | None, course: Path | None) -> None:
+    """Write the candidate kit: statements, starters, contracts and what the visible checks need
+    to run (`grader check --course KIT`), without references or hidden checks."""
+    from grader.courses.release import release as write_kit
+
+    found = opened(course)
+    try:
+        write_kit(found, out, seed)
+    except CourseError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"wrote the candidate kit {out}: `grader check --course {out}` runs it")
+
+
+@cli.command()
 def schema() -> None:
     """Print the JSON schema of a submission report."""
     click.echo(json.dumps(json_schema(), indent=2))
@@ -418,11 +487,10 @@ def classroom() -> None:
     """GitHub Classroom.
 
     \b
-    What it cannot protect: the candidate owns the repository and its workflow. They can
-    edit the workflow, skip the grader or fake its output, and read anything the job can
-    read, including the hidden checks and reference solutions the job installs. Use
-    Classroom scores as feedback; grade for credit where candidates do not control the
-    runner (`grader grade` with the docker backend, or Gradescope). See docs/classroom.md.
+    The workflow runs the visible checks of the course's candidate kit: feedback, since the
+    candidate owns the repository and its workflow and can fake its output. Grade for credit
+    with the full course where candidates do not control the runner (`grader grade --course
+    DIR` over the class's cloned repositories, or Gradescope). See docs/classroom.md.
     """
 
 
@@ -435,22 +503,38 @@ def classroom() -> None:
 )
 @click.option("--ref", default=None, help="Branch or tag of the grader to use.")
 @click.option("--python", "python_version", default="3.11", show_default=True)
-@click.option("--force", is_flag=True, help="Replace an existing workflow file.")
+@click.option("--force", is_flag=True, help="Replace an existing workflow file and kit.")
+@course_option
 def classroom_init(
-    repo: Path, grader_url: str, ref: str | None, python_version: str, force: bool
+    repo: Path,
+    grader_url: str,
+    ref: str | None,
+    python_version: str,
+    force: bool,
+    course: Path | None,
 ) -> None:
-    """Write .github/workflows/classroom.yml into REPO (the assignment's template)."""
-    from grader.platforms.classroom.workflow import workflow, write_workflow
+    """Write the course's candidate kit into REPO/.grader/kit and .github/workflows/classroom.yml,
+    which runs it (REPO: the assignment's template repository)."""
+    import shutil
+
+    from grader.courses.release import release as write_kit
+    from grader.platforms.classroom.workflow import KIT, WORKFLOW_PATH, workflow, write_workflow
 
     if not repo.is_dir():
         raise click.ClickException(
             f"{repo} is not a folder: give the assignment's template repository (a clone)"
         )
+    if (repo / WORKFLOW_PATH).exists() and not force:
+        raise click.ClickException(f"{repo / WORKFLOW_PATH} exists (use --force to replace it)")
+    kit = repo / KIT
+    if force:
+        shutil.rmtree(kit, ignore_errors=True)
     try:
-        path = write_workflow(repo, workflow(grader_url, ref, python_version), force)
-    except FileExistsError as exc:
+        write_kit(opened(course), kit)
+    except CourseError as exc:
         raise click.ClickException(str(exc)) from exc
-    click.echo(f"wrote {path}")
+    path = write_workflow(repo, workflow(grader_url, ref, python_version), force)
+    click.echo(f"wrote {kit} and {path}")
 
 
 cli.add_command(sandbox)
