@@ -26,8 +26,9 @@ import click
 
 from grader import api
 from grader.courses.catalog import Catalog
-from grader.courses.paths import ROOT
 from grader.sandbox.image import DEFAULT_TAG
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def timed(tasks: list[Callable[[], object]], jobs: int) -> float:

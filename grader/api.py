@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from grader.courses.coursefile import load_course, reveal_after_due
+from grader.courses.course import read_course
+from grader.courses.coursefile import reveal_after_due
 from grader.errors import GraderError
 from grader.outputs import Options, read_reports, write_outputs
 from grader.platforms.exports import open_export
@@ -120,7 +121,7 @@ def grade_batch(
     """Grade submission folders and save each report in `out_dir` as it is done; the reports
     in input order. Resuming, the still valid saved reports are returned as they are."""
     selected = catalog.select(list(problems))
-    seed, saved = settings.seed, {}
+    seed, saved = kit_seed(catalog, settings.seed), {}
     if settings.resume:
         seed = batch_seed(list(submissions), out_dir, seed)
         ids = [p.spec.id for p in selected]
@@ -165,9 +166,19 @@ def check(
 
     selected = catalog.select(list(problems)) if problems else attempted(catalog, path)
     view, unseen = check_submission(
-        path, catalog, selected, make_backend(backend), draw_seed(seed), reveal_after_due
+        path,
+        catalog,
+        selected,
+        make_backend(backend),
+        draw_seed(kit_seed(catalog, seed)),
+        reveal_after_due,
     )
     return Feedback(view, unseen)
+
+
+def kit_seed(catalog: Catalog, seed: int | None) -> int | None:
+    """A candidate kit judges on the inputs it recorded, drawn with its own seed."""
+    return catalog.seed if catalog.seed is not None else seed
 
 
 def validate(
@@ -184,9 +195,9 @@ def validate(
     return validate_problems(catalog, selected, make_backend(backend), seed, jobs)
 
 
-def revealed(reveal: bool, course_file: Path | None) -> bool:
-    """Whether `after_due_date` checks are shown: asked for, or the course file's due is past."""
-    return reveal_after_due(reveal, load_course(course_file) if course_file else None)
+def revealed(reveal: bool, course: Path | None) -> bool:
+    """Whether `after_due_date` checks are shown: asked for, or the course's due is past."""
+    return reveal_after_due(reveal, read_course(course))
 
 
 def saved_reports(folder: Path) -> list[SubmissionReport]:

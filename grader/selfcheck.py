@@ -26,7 +26,8 @@ def unseen_checks(problems: list[Problem], shown: set[Visibility]) -> dict[str, 
     unseen = {}
     for problem in problems:
         hidden = [c for c in problem.spec.checks if c.visibility not in shown]
-        unseen[problem.spec.id] = (len(hidden), sum(c.points for c in hidden))
+        count, points = problem.withheld
+        unseen[problem.spec.id] = (len(hidden) + count, sum(c.points for c in hidden) + points)
     return unseen
 
 

@@ -1,4 +1,5 @@
-"""Validating the catalog: references score full marks, starters do not, and every mutant in
+"""Validating a course, both ways: references and the accepted solutions of
+`problems/<id>/accepted/` score full marks, starters do not, and every mutant in
 `problems/<id>/mutants/` loses points on the check it declares, with the diagnosis it declares.
 
 Each is graded as a candidate hands it in: its file swapped into an otherwise complete correct
@@ -37,7 +38,7 @@ class Mutant:
 @dataclass
 class Outcome:
     problem: str
-    kind: str  # reference, starter or mutant
+    kind: str  # reference, accepted, starter or mutant
     name: str
     ok: bool
     detail: str
@@ -94,7 +95,7 @@ def judge_entry(
     misses = others_lost(problem, report)
     if mutant is not None:
         misses += judge_mutant(problem, mutant, report)
-    elif kind == "reference" and not full:
+    elif kind in ("reference", "accepted") and not full:
         failed = [c.name for c in result.checks if c.status is not CheckStatus.passed]
         misses.append(f"{result.status}: lost {failed} {result.message}")
     elif kind == "starter" and full:
@@ -112,13 +113,16 @@ def complete_submission(catalog: Catalog, folder: Path) -> None:
 def validate_problems(
     catalog: Catalog, problems: list[Problem], backend: Backend, seed: int, jobs: int
 ) -> list[Outcome]:
-    """Grade every reference, starter and mutant of `problems`, each in a complete submission."""
+    """Grade every reference, accepted solution, starter and mutant of `problems`, each in a
+    complete submission."""
     entries: list[tuple[Problem, str, str, Path, Mutant | None]] = []
     for problem in problems:
         entries += [
             (problem, "reference", "reference", problem.reference_file, None),
             (problem, "starter", "starter", problem.folder / "starter.py", None),
         ]
+        accepted = sorted((problem.folder / "accepted").glob("*.py"))
+        entries += [(problem, "accepted", p.stem, p, None) for p in accepted]
         entries += [(problem, "mutant", m.path.stem, m.path, m) for m in mutants_of(problem)]
     root = Path(tempfile.mkdtemp(prefix="grader-validate-"))
     try:

@@ -172,8 +172,11 @@ def test_classroom_init(tmp_path: Path) -> None:
     assert job["steps"][-1]["if"] == "always()"  # a grader fault still posts a score
     assert "autograding-grading-reporter" in text and "GRADER_RESULTS" in text
     assert "${{ steps.grader.outputs.result }}" in text and "runners: grader" in text
+    assert "--course .grader/kit" in text and "grader grade student-repos --course" in text
+    assert (tmp_path / ".grader" / "kit" / "kit.json").is_file()
+    assert not list((tmp_path / ".grader").rglob("reference.py"))
     assert run("classroom", "init", str(tmp_path), "--grader-url", url)[0] != 0
-    assert "cannot protect" in run("classroom", "--help")[1]
+    assert "feedback" in run("classroom", "--help")[1]
 
 
 def test_workflow_url_is_data_never_script(tmp_path: Path) -> None:
@@ -309,7 +312,7 @@ def test_a_broken_reference_is_a_grader_error(
     shutil.copytree(PROBLEMS_DIR / "split_heads", problems / "split_heads")
     reference = problems / "split_heads" / "reference.py"
     reference.write_text(reference.read_text() + "\n\ndef split_heads(x, num_heads):\n    1 / 0\n")
-    monkeypatch.setattr("grader.cli.main.load_catalog", lambda: Catalog(problems))
+    monkeypatch.setattr("grader.cli.main.load_catalog", lambda course: Catalog(problems))
     submission = tmp_path / "work"
     submission.mkdir()
     shutil.copyfile(PROBLEMS_DIR / "split_heads" / "reference.py", submission / "split_heads.py")

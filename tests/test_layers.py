@@ -16,7 +16,12 @@ PACKAGE = Path(__file__).resolve().parent.parent / "grader"
 LAYERS: list[tuple[str, ...]] = [
     ("grader", "grader.compat", "grader.errors"),
     ("grader.sandbox",),
-    ("grader.courses.spec", "grader.courses.coursefile", "grader.courses.paths"),
+    (
+        "grader.courses.spec",
+        "grader.courses.coursefile",
+        "grader.courses.paths",
+        "grader.courses.trusted",
+    ),
     ("grader.reports",),
     ("grader.verdict",),
     ("grader.courses",),  # the catalog: specs bound to their checks

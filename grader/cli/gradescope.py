@@ -7,6 +7,9 @@ from pathlib import Path
 
 import click
 
+from grader.cli.course import course_option, opened
+from grader.courses.paths import BUILTIN_COURSE
+from grader.errors import GraderError
 from grader.sandbox import image
 
 WHEELHOUSE = click.Path(exists=True, file_okay=False, path_type=Path)
@@ -36,11 +39,17 @@ def gradescope() -> None:
     type=WHEELHOUSE,
     help="Put these wheels in the zip: setup.sh then installs offline (`gradescope wheelhouse`).",
 )
-def gradescope_build(out: Path, wheelhouse: Path | None) -> None:
-    """Build the autograder zip to upload to Gradescope."""
+@course_option
+def gradescope_build(out: Path, wheelhouse: Path | None, course: Path | None) -> None:
+    """Build the autograder zip to upload to Gradescope: the grader and the full course, hidden
+    checks and references included (candidates never see it)."""
     from grader.platforms.gradescope.autograder import build_autograder
 
-    click.echo(f"wrote {build_autograder(out, wheelhouse=wheelhouse)}")
+    found = opened(course)  # proves the course loads before it is packed
+    if found.catalog.seed is not None:
+        raise GraderError(f"{found.folder} is a candidate kit: pack the full course")
+    packed = None if found.folder.resolve() == BUILTIN_COURSE.resolve() else found.folder
+    click.echo(f"wrote {build_autograder(out, packed, wheelhouse)}")
 
 
 @gradescope.command("wheelhouse")
@@ -78,12 +87,13 @@ def gradescope_wheelhouse(dest: Path, python_version: str, torch_index_url: str 
     help="Where results.json is written.",
 )
 @click.option("--user", default=None, help="Run the candidate's code as this account.")
-def gradescope_run(submission: Path, results: Path, user: str | None) -> None:
+@course_option
+def gradescope_run(submission: Path, results: Path, user: str | None, course: Path | None) -> None:
     """Grade SUBMISSION inside Gradescope's container (what run_autograder calls): the problem
     files at its top or in one folder of it."""
     from grader.platforms.gradescope.run import run_gradescope
 
-    report = run_gradescope(submission, results, user)
+    report = run_gradescope(submission, results, user, opened(course).catalog)
     click.echo(report.model_dump_json(indent=2))
     if report.grader_fault:
         sys.exit(2)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
+from grader.cli.course import course_option, opened
 from grader.cli.gradescope import gradescope
 from grader.cli.sandbox import sandbox
 from grader.courses.spec import Visibility
@@ -47,10 +48,19 @@ class Commands(click.Group):
             raise Failed(str(exc)) from exc
 
 
-def load_catalog() -> Catalog:
-    from grader.courses.catalog import Catalog
+def load_catalog(course: Path | None) -> Catalog:
+    """The catalog of the course `--course` names (default: the built-in course)."""
+    return opened(course).catalog
 
-    return Catalog()
+
+def full_course(course: Path | None) -> Catalog:
+    """The course's catalog, refusing a candidate kit: it holds the visible checks only."""
+    found = opened(course)
+    if found.catalog.seed is not None:
+        raise GraderError(
+            f"{found.folder} is a candidate kit (visible checks only): give the full course"
+        )
+    return found.catalog
 
 
 def split_formats(
@@ -83,11 +93,7 @@ def format_options(f: click.decorators.FC) -> click.decorators.FC:
                 is_flag=True,
                 help="Show `after_due_date` checks in candidate outputs now.",
             ),
-            click.option(
-                "--course",
-                type=click.Path(exists=True, dir_okay=False, path_type=Path),
-                help="course.toml: after its `due`, `after_due_date` checks are shown.",
-            ),
+            course_option,
             click.option(
                 "--junit-by",
                 type=click.Choice(["submission", "problem"]),
@@ -126,9 +132,10 @@ def cli() -> None:
 
 
 @cli.command()
-def problems() -> None:
-    """List the problems and their points."""
-    selected = list(load_catalog().problems.values())
+@course_option
+def problems(course: Path | None) -> None:
+    """List the course's problems and their points."""
+    selected = list(load_catalog(course).problems.values())
     width = max((len(p.spec.id) for p in selected), default=0)
     for problem in selected:
         spec = problem.spec
@@ -141,20 +148,22 @@ def problems() -> None:
 
 @cli.command()
 @click.argument("problem")
-def show(problem: str) -> None:
+@course_option
+def show(problem: str, course: Path | None) -> None:
     """Show PROBLEM's statement, contract and starter file."""
     from grader.reports.problem import describe
 
-    (chosen,) = load_catalog().select([problem])
+    (chosen,) = load_catalog(course).select([problem])
     click.echo(describe(chosen))
 
 
 @cli.command()
 @click.argument("problem")
 @click.argument("directory", default=".", type=click.Path(file_okay=False, path_type=Path))
-def init(problem: str, directory: Path) -> None:
+@course_option
+def init(problem: str, directory: Path, course: Path | None) -> None:
     """Write PROBLEM's starter file into DIRECTORY (never over an existing file)."""
-    (chosen,) = load_catalog().select([problem])
+    (chosen,) = load_catalog(course).select([problem])
     path = directory / chosen.spec.entry
     if path.exists():
         raise GraderError(f"{path} exists: not overwritten")
@@ -174,11 +183,7 @@ def init(problem: str, directory: Path) -> None:
 @click.option("--backend", type=BACKENDS, default="local", show_default=True)
 @click.option("--seed", type=int, default=None, help="Seed for inputs and weights.")
 @click.option("--reveal", is_flag=True, help="Also run the `after_due_date` checks.")
-@click.option(
-    "--course",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="course.toml: after its `due`, `after_due_date` checks run too.",
-)
+@course_option
 def check(
     path: Path,
     problems: tuple[str, ...],
@@ -196,7 +201,7 @@ def check(
     from grader.reports.terminal import print_feedback
 
     shown = api.revealed(reveal, course)
-    feedback = api.check(load_catalog(), path, problems, backend, seed, shown)
+    feedback = api.check(load_catalog(course), path, problems, backend, seed, shown)
     print_feedback(feedback.view, feedback.unseen)
     if feedback.view.grader_fault:
         sys.exit(2)
@@ -277,7 +282,13 @@ def grade(
     from grader import api
     from grader.reports.terminal import print_scores, progress
 
-    catalog = load_catalog()
+    catalog = load_catalog(course)
+    if catalog.seed is not None:
+        click.secho(
+            "a candidate kit: grading its visible checks only (feedback, not credit)",
+            fg="yellow",
+            err=True,
+        )
     settings = api.Settings(backend, image, jobs, seed, LimitOverrides(timeout, memory_mb), resume)
     listener = api.Listener(
         note=lambda line: click.echo(line, err=True),
@@ -326,12 +337,16 @@ def report(
 @click.option("--backend", type=BACKENDS, default="local", show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=os.cpu_count() or 1)
-def validate(problems: tuple[str, ...], backend: str, seed: int, jobs: int) -> None:
-    """Prove the hidden checks: references pass, starters and mutants do not."""
+@course_option
+def validate(
+    problems: tuple[str, ...], backend: str, seed: int, jobs: int, course: Path | None
+) -> None:
+    """Prove the checks: references and accepted solutions score full marks, starters and
+    mutants lose their declared points."""
     from grader import api
     from grader.reports.terminal import print_outcomes
 
-    catalog = load_catalog()
+    catalog = full_course(course)
     outcomes = api.validate(catalog, problems, backend, seed, jobs)
     print_outcomes(outcomes)
     misses = [o for o in outcomes if not o.ok]
@@ -342,6 +357,46 @@ def validate(problems: tuple[str, ...], backend: str, seed: int, jobs: int) -> N
     )
     if misses:
         sys.exit(1)
+
+
+@cli.command()
+@click.argument("problem")
+@click.option(
+    "--course",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="The course folder (made, with a course.toml, if it does not exist).",
+)
+@click.option("--symbol", default="solve", show_default=True, help="The function to write.")
+def new(problem: str, course: Path, symbol: str) -> None:
+    """Scaffold PROBLEM in a course folder: a small working problem to rewrite."""
+    import re
+
+    from grader.courses.scaffold import scaffold
+
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", problem):
+        raise click.BadParameter("lower case letters, digits and _", param_hint="PROBLEM")
+    folder = scaffold(course, problem, symbol)
+    click.echo(f"wrote {folder}: edit it, then `grader validate {problem} --course {course}`")
+
+
+@cli.command()
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="The kit's folder (new or empty).",
+)
+@click.option("--seed", type=int, default=None, help="Seed of the kit's inputs (default: random).")
+@course_option
+def release(out: Path, seed: int | None, course: Path | None) -> None:
+    """Write the candidate kit: statements, starters, contracts and what the visible checks need
+    to run (`grader check --course KIT`), without references or hidden checks."""
+    from grader.courses.release import release as write_kit
+
+    found = opened(course)
+    write_kit(found, out, seed)
+    click.echo(f"wrote the candidate kit {out}: `grader check --course {out}` runs it")
 
 
 @cli.command()
@@ -358,11 +413,10 @@ def classroom() -> None:
     """GitHub Classroom.
 
     \b
-    What it cannot protect: the candidate owns the repository and its workflow. They can
-    edit the workflow, skip the grader or fake its output, and read anything the job can
-    read, including the hidden checks and reference solutions the job installs. Use
-    Classroom scores as feedback; grade for credit where candidates do not control the
-    runner (`grader grade` with the docker backend, or Gradescope). See docs/classroom.md.
+    The workflow runs the visible checks of the course's candidate kit: feedback, since the
+    candidate owns the repository and its workflow and can fake its output. Grade for credit
+    with the full course where candidates do not control the runner (`grader grade --course
+    DIR` over the class's cloned repositories, or Gradescope). See docs/classroom.md.
     """
 
 
@@ -375,15 +429,35 @@ def classroom() -> None:
 )
 @click.option("--ref", default=None, help="Branch or tag of the grader to use.")
 @click.option("--python", "python_version", default="3.11", show_default=True)
-@click.option("--force", is_flag=True, help="Replace an existing workflow file.")
+@click.option("--force", is_flag=True, help="Replace an existing workflow file and kit.")
+@course_option
 def classroom_init(
-    repo: Path, grader_url: str, ref: str | None, python_version: str, force: bool
+    repo: Path,
+    grader_url: str,
+    ref: str | None,
+    python_version: str,
+    force: bool,
+    course: Path | None,
 ) -> None:
-    """Write .github/workflows/classroom.yml into REPO (the assignment's template)."""
-    from grader.platforms.classroom.workflow import workflow, write_workflow
+    """Write the course's candidate kit into REPO/.grader/kit and .github/workflows/classroom.yml,
+    which runs it (REPO: the assignment's template repository)."""
+    import shutil
 
+    from grader.courses.release import release as write_kit
+    from grader.platforms.classroom.workflow import KIT, WORKFLOW_PATH, workflow, write_workflow
+
+    if not repo.is_dir():
+        raise GraderError(
+            f"{repo} is not a folder: give the assignment's template repository (a clone)"
+        )
+    if (repo / WORKFLOW_PATH).exists() and not force:
+        raise GraderError(f"{repo / WORKFLOW_PATH} exists (use --force to replace it)")
+    kit = repo / KIT
+    if force:
+        shutil.rmtree(kit, ignore_errors=True)
+    write_kit(opened(course), kit)
     path = write_workflow(repo, workflow(grader_url, ref, python_version), force)
-    click.echo(f"wrote {path}")
+    click.echo(f"wrote {kit} and {path}")
 
 
 cli.add_command(sandbox)

@@ -1,18 +1,19 @@
-"""The problem catalog: every folder under `problems/`, each with its spec, reference and checks."""
+"""The problem catalog: problem folders, each with its spec, reference and checks."""
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Collection
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from grader.courses.paths import PROBLEMS_DIR
 from grader.courses.spec import ProblemSpec, SpecError, Visibility, load_spec
+from grader.courses.trusted import import_file
 from grader.verdict.checks import CHECKS, Check
+from grader.verdict.checks.base import own_checks
 from grader.verdict.diagnose import FORMS, MISTAKES
+from grader.verdict.reference import LiveReference, ReferenceSource
 
 
 @dataclass
@@ -20,12 +21,20 @@ class Problem:
     spec: ProblemSpec
     folder: Path
     reference_file: Path
+    own_checks: dict[str, type[Check]] = field(default_factory=dict)  # from its checks.py
+    withheld: tuple[int, float] = (0, 0.0)  # checks a candidate kit does not hold, their points
 
     def reference(self) -> dict[str, Any]:
         return vars(import_file(self.reference_file, f"reference_{self.spec.id}"))
 
+    @property
+    def library(self) -> dict[str, type[Check]]:
+        """The checks this problem's spec may declare: the library's and its own."""
+        return {**CHECKS, **self.own_checks}
+
     def checks(self) -> list[Check]:
-        return [CHECKS[c.check](c, self.spec) for c in self.spec.checks]
+        library = self.library
+        return [library[c.check](c, self.spec) for c in self.spec.checks]
 
     def restricted(self, visibilities: Collection[Visibility]) -> Problem:
         """This problem with only its checks of these visibilities (its max score shrinks too)."""
@@ -41,58 +50,93 @@ class Problem:
         return (self.folder / "starter.py").read_text(encoding="utf-8")
 
 
-def import_file(path: Path, name: str) -> ModuleType:
-    """Import a trusted file (reference or problem checks) under a private module name."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise SpecError(f"{path}: cannot be imported")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def load_problem(folder: Path) -> Problem:
+    """One problem folder: its spec (checked against the library and its own `checks.py`), its
+    reference, statement and starter."""
+    spec_path = folder / "spec.toml"
+    own: dict[str, type[Check]] = {}
+    if (folder / "checks.py").is_file():
+        try:
+            with own_checks() as own:
+                import_file(folder / "checks.py", f"problem_checks_{folder.name}")
+        except ValueError as exc:
+            raise SpecError(f"{folder / 'checks.py'}: {exc}") from exc
+    spec = load_spec(spec_path)
+    reference = folder / "reference.py"
+    if not reference.is_file():
+        raise SpecError(f"{spec_path}: no reference solution at {reference}")
+    for required in ("statement.md", "starter.py"):
+        if not (folder / required).is_file():
+            raise SpecError(f"{spec_path}: the problem has no {required}")
+    problem = Problem(spec, folder, reference, own)
+    validate(problem, spec_path)
+    return problem
+
+
+def validate(problem: Problem, path: Path) -> None:
+    """Every check and the diagnosis of a problem's spec are known, with params they accept."""
+    spec, library = problem.spec, problem.library
+    for check in spec.checks:
+        if check.check not in library:
+            known = ", ".join(sorted(library))
+            raise SpecError(
+                f"{path}: check {check.name!r}: unknown check {check.check!r} (known: {known})"
+            )
+        try:
+            library[check.check](check, spec)
+        except ValueError as exc:
+            raise SpecError(f"{path}: check {check.name!r}: bad params: {exc}") from exc
+    if spec.diagnosis is not None:
+        if spec.diagnosis.form not in FORMS:
+            raise SpecError(f"{path}: diagnosis.form: unknown form {spec.diagnosis.form!r}")
+        unknown = [m for m in spec.diagnosis.mistakes if m not in MISTAKES]
+        if unknown:
+            raise SpecError(f"{path}: diagnosis.mistakes: unknown {', '.join(unknown)}")
 
 
 class Catalog:
-    """Problems found in a folder, in catalog order."""
+    """A course's problems, in order: by default every folder of the built-in course."""
 
-    def __init__(self, problems_dir: Path = PROBLEMS_DIR):
-        self.problems_dir = problems_dir
+    seed: int | None = None  # the one seed a candidate kit's records hold
+
+    def __init__(self, problems_dir: Path = PROBLEMS_DIR) -> None:
+        found = [load_problem(p.parent) for p in sorted(problems_dir.glob("*/spec.toml"))]
         self.problems: dict[str, Problem] = {}
-        found = []
-        for spec_path in sorted(problems_dir.glob("*/spec.toml")):
-            folder = spec_path.parent
-            own_checks = folder / "checks.py"
-            if own_checks.is_file():
-                import_file(own_checks, f"problem_checks_{folder.name}")
-            spec = load_spec(spec_path)
-            self.validate(spec, spec_path)
-            reference = folder / "reference.py"
-            if not reference.is_file():
-                raise SpecError(f"{spec_path}: no reference solution at {reference}")
-            for required in ("statement.md", "starter.py"):
-                if not (folder / required).is_file():
-                    raise SpecError(f"{spec_path}: the problem has no {required}")
-            found.append(Problem(spec, folder, reference))
-        for problem in sorted(found, key=lambda p: (p.spec.number, p.spec.id)):
-            self.problems[problem.spec.id] = problem
+        self.add(sorted(found, key=lambda p: (p.spec.number, p.spec.id)))
 
-    @staticmethod
-    def validate(spec: ProblemSpec, path: Path) -> None:
-        for check in spec.checks:
-            if check.check not in CHECKS:
-                known = ", ".join(sorted(CHECKS))
+    @classmethod
+    def of(cls, problems: list[Problem]) -> Catalog:
+        """A catalog of these problems, in this order."""
+        catalog = cls.__new__(cls)
+        catalog.problems = {}
+        catalog.add(problems)
+        return catalog
+
+    def add(self, problems: list[Problem]) -> None:
+        entries: dict[str, str] = {}
+        for problem in problems:
+            spec = problem.spec
+            if spec.entry in entries:
                 raise SpecError(
-                    f"{path}: check {check.name!r}: unknown check {check.check!r} (known: {known})"
+                    f"{problem.folder}: its entry file {spec.entry} is also "
+                    f"{entries[spec.entry]}'s: a submission could not hold both"
                 )
-            try:
-                CHECKS[check.check](check, spec)
-            except ValueError as exc:
-                raise SpecError(f"{path}: check {check.name!r}: bad params: {exc}") from exc
-        if spec.diagnosis is not None:
-            if spec.diagnosis.form not in FORMS:
-                raise SpecError(f"{path}: diagnosis.form: unknown form {spec.diagnosis.form!r}")
-            unknown = [m for m in spec.diagnosis.mistakes if m not in MISTAKES]
-            if unknown:
-                raise SpecError(f"{path}: diagnosis.mistakes: unknown {', '.join(unknown)}")
+            entries[spec.entry] = spec.id
+            self.problems[spec.id] = problem
+
+    def reference_file(self, problem_id: str) -> Path:
+        """The reference of a problem of this catalog, or of the built-in course (a problem may
+        hand candidates the grader's module of another)."""
+        if problem_id in self.problems:
+            return self.problems[problem_id].reference_file
+        builtin = PROBLEMS_DIR / problem_id / "reference.py"
+        if not builtin.is_file():
+            raise SpecError(f"no problem {problem_id!r} in the course or the built-in course")
+        return builtin
+
+    def reference_source(self) -> ReferenceSource:
+        """What plans learn of the reference: here, the reference solutions themselves."""
+        return LiveReference(self.reference_file)
 
     def select(self, ids: list[str] | None) -> list[Problem]:
         if not ids:

@@ -100,7 +100,10 @@ class ProblemSpec(Strict):
     tolerance: dict[Precision, Tolerance] = Field(default_factory=default_tolerance)
     limits: Limits = Field(default_factory=Limits)
     configs: list[Config] = Field(min_length=1)
-    checks: list[CheckSpec] = Field(min_length=1)
+    checks: list[CheckSpec] = Field(
+        description="At least one in a spec file; a candidate kit "
+        "may hold none of a problem whose checks are all hidden."
+    )
     diagnosis: Diagnosis | None = None
 
     @model_validator(mode="after")
@@ -143,6 +146,8 @@ def load_spec(path: Path) -> ProblemSpec:
             for err in exc.errors()
         ]
         raise SpecError(f"{path}: invalid problem spec\n" + "\n".join(lines)) from exc
+    if not spec.checks:
+        raise SpecError(f"{path}: invalid problem spec\n  checks: give at least one check")
     if spec.id != path.parent.name:
         raise SpecError(f"{path}: id {spec.id!r} differs from its folder {path.parent.name!r}")
     return spec

@@ -15,9 +15,10 @@ from pathlib import Path
 
 from grader.errors import GraderError
 from grader.sandbox.engine import DockerError, docker, docker_binary
-from grader.sandbox.paths import SANDBOX_DIR, WORKER_FILE
+from grader.sandbox.paths import DOCKERFILE, WORKER_FILE
 
-CACHE_DIR = SANDBOX_DIR.parents[1] / ".cache" / "sandbox"
+CACHE_DIR = Path(".cache") / "sandbox"
+"""Where `sandbox base` and `sandbox wheelhouse` keep their downloads, below the working folder."""
 DEFAULT_TAG = "attention-grader-sandbox:latest"
 DEFAULT_BASE = "attention-grader-base:bookworm"
 TORCH_VERSION = "2.13.0"
@@ -133,7 +134,7 @@ def build_image(
     torch_index_url: str | None = None,
     torch_version: str = TORCH_VERSION,
     worker: Path = WORKER_FILE,
-    dockerfile: Path = SANDBOX_DIR / "Dockerfile",
+    dockerfile: Path = DOCKERFILE,
     on_line: OnLine = _ignore,
 ) -> ImageFacts:
     """Build the sandbox image; with a wheelhouse the build runs with networking off."""

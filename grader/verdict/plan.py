@@ -11,14 +11,11 @@ import zlib
 from typing import Any, Literal
 
 import torch
-from torch import nn
 
 from grader.courses.spec import Config, ModuleArg, ProblemSpec, TensorArg
-from grader.sandbox import executor
 from grader.sandbox.worker import (
     Argument,
     Call,
-    Namespace,
     Probe,
     ProbeRequest,
     ProblemJob,
@@ -26,6 +23,7 @@ from grader.sandbox.worker import (
     StubArgument,
     TensorArgument,
 )
+from grader.verdict.reference import ReferenceSource
 
 Dtype = Literal["float32", "float64"]
 Mode = Literal["eval", "train"]
@@ -46,20 +44,14 @@ def draw(seed: int, label: str, shape: list[int], scale: float = 1.0) -> torch.T
 
 
 class Plan:
-    """Probes and tensors for one problem; `reference_modules` builds the grader's own modules."""
+    """Probes and tensors for one problem; what it needs of the reference comes from `source`
+    (the live reference solutions, or a kit's record of them, whose inputs it then takes)."""
 
-    def __init__(
-        self,
-        spec: ProblemSpec,
-        seed: int,
-        reference: Namespace,
-        other_references: dict[str, Namespace],
-    ) -> None:
+    def __init__(self, spec: ProblemSpec, seed: int, source: ReferenceSource) -> None:
         self.spec = spec
         self.seed = seed
-        self.reference = reference
-        self.other_references = other_references
-        self.tensors: dict[str, torch.Tensor] = {}
+        self.source = source
+        self.tensors: dict[str, torch.Tensor] = source.inputs(spec.id)
         self.probes: dict[str, Probe] = {}
         self._by_content: dict[str, str] = {}
 
@@ -84,37 +76,31 @@ class Plan:
 
     # -- modules and weights
 
-    def reference_module(self, init: dict[str, Any], problem: str | None = None) -> nn.Module:
-        namespace = self.reference if problem is None else self.other_references[problem]
-        symbol = self.spec.symbol if problem is None else _module_symbol(namespace)
-        torch.manual_seed(0)
-        module = namespace[symbol](**init)
-        assert isinstance(module, nn.Module)
-        return module
-
     def weights(self, config: Config, problem: str | None = None) -> dict[str, str]:
         """Weights for every reference parameter: name -> tensor key (scaled like Linear init)."""
         init = config.init if problem is None else None
         assert init is not None or problem is not None
-        module = self.reference_module(init or {}, problem)
+        if problem is None:
+            shapes = self.source.parameters(self.spec.id, self.spec.symbol, init or {})
+        else:
+            shapes = self.source.parameters(problem, None, {})
         prefix = f"w/{config.id}" if problem is None else f"w/{config.id}/{problem}"
         names = {}
-        for name, p in module.named_parameters():
-            fan_in = p.shape[-1] if p.dim() > 1 else p.shape[0]
-            names[name] = self.tensor(f"{prefix}/{name}", list(p.shape), fan_in**-0.5)
+        for name, shape in shapes:
+            fan_in = shape[-1] if len(shape) > 1 else shape[0]
+            names[name] = self.tensor(f"{prefix}/{name}", shape, fan_in**-0.5)
         return names
 
     def stub(self, config: Config, arg: ModuleArg, index: int, dtype: Dtype) -> StubArgument:
         """The worker-side stand-in for the grader's module of another problem."""
-        module = self.reference_module(arg.init, arg.module)
         linears: dict[str, dict[str, str]] = {}
         prefix = f"w/{config.id}/arg{index}"
-        for name, p in module.named_parameters():
+        for name, shape in self.source.parameters(arg.module, None, arg.init):
             layer, _, kind = name.rpartition(".")
-            fan_in = p.shape[-1] if p.dim() > 1 else p.shape[0]
-            key = self.tensor(f"{prefix}/{name}", list(p.shape), fan_in**-0.5)
+            fan_in = shape[-1] if len(shape) > 1 else shape[0]
+            key = self.tensor(f"{prefix}/{name}", shape, fan_in**-0.5)
             linears.setdefault(layer, {})[kind] = key
-        attrs = {name: getattr(module, name) for name in arg.expose}
+        attrs = self.source.attributes(arg.module, arg.init, arg.expose)
         return {"stub": {"linears": linears, "attrs": attrs, "dtype": dtype}}
 
     # -- arguments
@@ -215,7 +201,7 @@ class Plan:
             "init": config.init,
             "calls": [{"args": self.args(config), "kwargs": dict(self.mask_kwargs(config))}],
         }
-        result, _ = executor.run_reference(self.reference, probe, self.tensors)
+        result, _ = self.source.run(self.spec.id, probe, self.tensors)
         if result["error"] is not None:
             raise RuntimeError(
                 f"{self.spec.id}: reference failed on {config.id}: {result['error']}"
@@ -228,19 +214,6 @@ class Plan:
     def job(self) -> ProblemJob:
         """This problem's part of the worker's job."""
         return {"entry": self.spec.entry, "traces": TRACES, "probes": list(self.probes.values())}
-
-
-def _module_symbol(namespace: Namespace) -> str:
-    classes = [
-        v
-        for v in namespace.values()
-        if isinstance(v, type)
-        and issubclass(v, nn.Module)
-        and v.__module__ == namespace["__name__"]
-    ]
-    if len(classes) != 1:
-        raise ValueError(f"{namespace['__name__']}: expected one module class, found {classes}")
-    return classes[0].__name__
 
 
 def make_mask(config: Config) -> torch.Tensor:

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 import torch
 
 from grader.errors import GraderError
-from grader.sandbox import executor
 from grader.sandbox.results import ProbeData, ProbeResult
 from grader.verdict.checks import Check
 from grader.verdict.plan import Plan
+from grader.verdict.reference import ReferenceSource
 
 if TYPE_CHECKING:
     from grader.courses.catalog import Catalog, Problem
@@ -29,19 +29,22 @@ class Prepared:
     reference: dict[str, ProbeResult]
 
 
-def prepare(catalog: Catalog, problems: list[Problem], seed: int) -> dict[str, Prepared]:
-    """Plan every problem's probes and run its reference through the same executor."""
-    namespaces = {p.spec.id: p.reference() for p in catalog.problems.values()}
+def prepare(
+    catalog: Catalog, problems: list[Problem], seed: int, source: ReferenceSource | None = None
+) -> dict[str, Prepared]:
+    """Plan every problem's probes and get the reference's results on them (the reference run
+    through the sandbox's executor, or a kit's record of it), from `source` if given."""
+    source = source or catalog.reference_source()
     torch.set_num_threads(1)
     prepared = {}
     for problem in problems:
-        plan = Plan(problem.spec, seed, namespaces[problem.spec.id], namespaces)
+        plan = Plan(problem.spec, seed, source)
         checks = problem.checks()
         for check in checks:
             check.prepare(plan)
         results = {}
         for probe_id, probe in plan.probes.items():
-            data, tensors = executor.run_reference(namespaces[problem.spec.id], probe, plan.tensors)
+            data, tensors = source.run(problem.spec.id, probe, plan.tensors)
             parsed = ProbeData.model_validate(data)
             if parsed.error is not None and not probe.get("expect_error"):
                 raise GraderFault(

@@ -22,7 +22,6 @@ from click.testing import CliRunner
 from safetensors.torch import load_file
 
 from grader.cli import sandbox as sandbox_cli
-from grader.courses.paths import ROOT as REPO_ROOT
 from grader.sandbox.backends.base import Limits, WorkerJob, WorkerRun
 from grader.sandbox.backends.docker import (
     SANDBOX_UID,
@@ -35,6 +34,7 @@ from grader.sandbox.image import file_sha256
 from grader.sandbox.paths import WORKER_FILE
 from grader.sandbox.protocol import encode_job, problem_part, result_names
 from grader.sandbox.worker import ProblemJob
+from tests.conftest import ROOT as REPO_ROOT
 from tests.docker.engine import sandbox_containers
 
 pytestmark = pytest.mark.docker

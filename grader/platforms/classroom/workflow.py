@@ -1,10 +1,11 @@
-"""GitHub Classroom: the workflow that grades a candidate's repository on every push.
+"""GitHub Classroom: the workflow that gives a candidate feedback on every push.
 
-What it cannot protect: the candidate owns the repository and its workflow. They can edit the
-workflow, skip the grader, print any value, or read anything the job can read, including the
-grader's hidden checks and reference solutions (the job installs them). Treat Classroom scores
-as feedback, and grade for credit where candidates do not control the runner (`grader grade`
-with the docker backend, or Gradescope).
+It runs the visible checks from the candidate kit (`grader release`) committed in the template
+at `.grader/kit`: the course's hidden checks and its reference solutions are not in the job.
+The candidate owns the repository and its workflow: they can edit it, skip the grader or print
+any value. Treat Classroom scores as feedback; grade for credit with the full course where
+candidates do not control the runner (`grader grade --course DIR` over the class's cloned
+repositories, with the docker backend, or Gradescope).
 """
 
 from __future__ import annotations
@@ -19,9 +20,13 @@ from grader.errors import GraderError
 WORKFLOW_PATH = Path(".github/workflows/classroom.yml")
 TORCH = "torch==2.13.0"
 TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
-HEADER = """\
-# Grades this repository on every push and reports the score to GitHub Classroom.
-# The repository's owner can edit this file: see the grader's docs/classroom.md.
+KIT = ".grader/kit"
+HEADER = f"""\
+# Candidate feedback on every push: the visible checks of the kit in {KIT} (no hidden
+# checks, no reference solutions), reported to GitHub Classroom. Not a grade for credit: the
+# repository's owner can edit this file. The instructor grades for credit with the full course,
+# on their own machine: `gh classroom clone student-repos`, then
+# `grader grade student-repos --course COURSE_DIR --format csv` (see docs/classroom.md).
 """
 INSTALL = f"""\
 python -m pip install --quiet "{TORCH}" --index-url {TORCH_INDEX}
@@ -29,7 +34,10 @@ git clone --quiet --depth 1 ${{GRADER_REF:+--branch "$GRADER_REF"}} "$GRADER_URL
     "$RUNNER_TEMP/grader"
 python -m pip install --quiet -e "$RUNNER_TEMP/grader"
 """
-GRADE = 'grader grade . --backend local --format github-classroom --out "$RUNNER_TEMP/reports"'
+GRADE = (
+    f"grader grade . --course {KIT} --backend local --format github-classroom "
+    '--out "$RUNNER_TEMP/reports"'
+)
 
 
 class _Dumper(yaml.SafeDumper):
@@ -87,7 +95,8 @@ def workflow_data(
 def workflow(
     grader_url: str, ref: str | None = None, python: str = "3.11", timeout: int = 20
 ) -> str:
-    """The workflow file: install torch (CPU) and the grader from `grader_url`, grade, report."""
+    """The workflow file: install torch (CPU) and the grader from `grader_url`, run the kit's
+    visible checks, report."""
     data = workflow_data(grader_url, ref, python, timeout)
     return HEADER + str(yaml.dump(data, Dumper=_Dumper, sort_keys=False, width=100))
 

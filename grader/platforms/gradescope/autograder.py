@@ -1,25 +1,32 @@
-"""Gradescope's autograder zip: `setup.sh`, `run_autograder`, the grader, optionally wheels.
+"""Gradescope's autograder zip: `setup.sh`, `run_autograder`, the grader, the course,
+optionally wheels.
 
+The grader is packed from the package as it is installed (a checkout or a wheel), with a
+`pyproject.toml` of its own; a course other than the built-in one goes under `course/`.
 `setup.sh` builds the image (a virtualenv, the `grader-student` account, the problems and the
-reference solutions made root-only); `run_autograder` grades one upload (`gradescope_run.py`).
+reference solutions made root-only); `run_autograder` grades one upload (`gradescope run`).
+The zip holds hidden checks and references: it goes to Gradescope, never to candidates.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import stat
 import zipfile
+from importlib.metadata import requires
 from pathlib import Path
 
-from grader.compat import tomllib
-from grader.courses.paths import ROOT
+from grader import __version__
+from grader.courses.paths import package_path
 from grader.sandbox.image import TORCH_VERSION
 
 STUDENT = "grader-student"
 SOURCE = "/autograder/source/grader"
 WHEELHOUSE = "/autograder/source/wheelhouse"
+COURSE = "/autograder/source/course"
 TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
-PACKED = ("pyproject.toml", "README.md", "grader")
+BUILD_BACKEND = "setuptools>=68"
 SKIPPED = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
 
 SETUP = f"""\
@@ -55,6 +62,7 @@ id -u {STUDENT} >/dev/null 2>&1 || useradd --system --user-group --no-create-hom
 # the grader package and the virtualenv stay readable.
 chmod -R go+rX {SOURCE}/grader "$VENV"
 chmod -R go-rwx {SOURCE}/grader/courses/attention
+if [ -d {COURSE} ]; then chmod -R go-rwx {COURSE}; fi
 chmod go+x /autograder /autograder/source {SOURCE}
 """
 
@@ -67,35 +75,56 @@ set -euo pipefail
 mkdir -p /autograder/results
 chmod 700 /autograder/results
 cd {SOURCE}
-exec /autograder/venv/bin/grader gradescope run /autograder/submission \\
+course=()
+if [ -d {COURSE} ]; then course=(--course {COURSE}); fi
+exec /autograder/venv/bin/grader gradescope run /autograder/submission "${{course[@]}}" \\
     --results /autograder/results/results.json --user {STUDENT}
 """
 
 
-def requirements(root: Path = ROOT) -> list[str]:
-    """What `setup.sh` installs: torch, the grader's dependencies whatever their markers (a
-    wheelhouse may serve another Python) and its build backend (for the editable install)."""
-    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
-    dependencies = [d.split(";")[0].strip() for d in project["project"]["dependencies"]]
-    return [f"torch=={TORCH_VERSION}", *dependencies, *project["build-system"]["requires"]]
+def dependencies() -> list[str]:
+    """The grader's own dependencies as installed, without the development extra."""
+    return [d for d in requires("attention-grader") or [] if "extra ==" not in d]
+
+
+def requirements() -> list[str]:
+    """What `setup.sh` installs: torch, the grader's dependencies whatever their markers and its
+    build backend (for the editable install)."""
+    unmarked = [d.split(";")[0].strip() for d in dependencies()]  # a wheelhouse may serve 3.10
+    return [f"torch=={TORCH_VERSION}", *unmarked, BUILD_BACKEND]
+
+
+def pyproject() -> str:
+    """A `pyproject.toml` for the packed grader, packed from a checkout or from a wheel."""
+    listed = ", ".join(json.dumps(d) for d in dependencies())
+    return f"""\
+[build-system]
+requires = [{json.dumps(BUILD_BACKEND)}]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "attention-grader"
+version = {json.dumps(__version__)}
+requires-python = ">=3.10"
+dependencies = [{listed}]
+
+[project.scripts]
+grader = "grader.cli.main:cli"
+
+[tool.setuptools.packages.find]
+include = ["grader*"]
+"""
 
 
 def packed_files(root: Path) -> list[Path]:
-    """The grader's files the zip carries, relative to `root`."""
-    files = []
-    for name in PACKED:
-        top = root / name
-        if top.is_file():
-            files.append(Path(name))
-        elif top.is_dir():
-            files += sorted(
-                p.relative_to(root)
-                for p in top.rglob("*")
-                if p.is_file()
-                and not SKIPPED.intersection(p.relative_to(root).parts)
-                and p.suffix != ".pyc"
-            )
-    return files
+    """The files under `root` the zip carries, relative to it (no caches, no bytecode)."""
+    return sorted(
+        p.relative_to(root)
+        for p in root.rglob("*")
+        if p.is_file()
+        and not SKIPPED.intersection(p.relative_to(root).parts)
+        and p.suffix != ".pyc"
+    )
 
 
 def entry(name: str, executable: bool = False, compressed: bool = True) -> zipfile.ZipInfo:
@@ -105,16 +134,24 @@ def entry(name: str, executable: bool = False, compressed: bool = True) -> zipfi
     return info
 
 
-def build_autograder(out: Path, root: Path = ROOT, wheelhouse: Path | None = None) -> Path:
+def build_autograder(out: Path, course: Path | None = None, wheelhouse: Path | None = None) -> Path:
     """Write the autograder zip: `setup.sh` and `run_autograder` at its root, the grader (code,
-    problems, reference solutions, worker) under `grader/`, and the wheels of `wheelhouse`
-    under `wheelhouse/` (then `setup.sh` installs offline). Same sources, same bytes."""
+    built-in problems and references, worker) under `grader/`, the course folder `course` (if
+    not the built-in one) under `course/`, and the wheels of `wheelhouse` under `wheelhouse/`
+    (then `setup.sh` installs offline). Same sources, same bytes."""
+    package = package_path("grader")
     out.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(out, "w") as archive:
         archive.writestr(entry("setup.sh", executable=True), SETUP.encode())
         archive.writestr(entry("run_autograder", executable=True), RUN.encode())
-        for relative in packed_files(root):
-            archive.writestr(entry(f"grader/{relative.as_posix()}"), (root / relative).read_bytes())
+        archive.writestr(entry("grader/pyproject.toml"), pyproject().encode())
+        for relative in packed_files(package):
+            name = f"grader/grader/{relative.as_posix()}"
+            archive.writestr(entry(name), (package / relative).read_bytes())
+        if course is not None:
+            for relative in packed_files(course):
+                name = f"course/{relative.as_posix()}"
+                archive.writestr(entry(name), (course / relative).read_bytes())
         for wheel in sorted(wheelhouse.glob("*.whl")) if wheelhouse is not None else ():
             with (
                 wheel.open("rb") as src,

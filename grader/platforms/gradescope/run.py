@@ -65,9 +65,11 @@ def locate(upload: Path, entries: set[str]) -> Located:
     )
 
 
-def run_gradescope(upload: Path, results: Path, user: str | None) -> SubmissionReport:
-    """Grade Gradescope's submission folder and write `results.json`; return the full report."""
-    catalog = Catalog()
+def run_gradescope(
+    upload: Path, results: Path, user: str | None, catalog: Catalog
+) -> SubmissionReport:
+    """Grade Gradescope's submission folder on the course's problems and write `results.json`;
+    return the full report."""
     located = locate(upload, {p.spec.entry for p in catalog.problems.values()})
     problems = list(catalog.problems.values())
     with Grader(catalog, problems, LocalBackend(user), draw_seed(None)) as grader:

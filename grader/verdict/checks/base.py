@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
@@ -257,18 +258,37 @@ class Check:
 
 
 CHECKS: dict[str, type[Check]] = {}
+"""The library: every check a spec may declare."""
+
+_OWN: ContextVar[dict[str, type[Check]] | None] = ContextVar("own_checks", default=None)
 
 C = TypeVar("C", bound=type[Check])
 
 
+@contextmanager
+def own_checks() -> Iterator[dict[str, type[Check]]]:
+    """Collect the checks registered meanwhile (a problem's `checks.py`) apart from the library,
+    so that two problems, or two courses, may each define theirs."""
+    found: dict[str, type[Check]] = {}
+    token = _OWN.set(found)
+    try:
+        yield found
+    finally:
+        _OWN.reset(token)
+
+
 def register(check_id: str) -> Callable[[C], C]:
-    """Add a check class to the library under `check_id`."""
+    """Add a check class under `check_id`: to the library, or to the problem being loaded."""
 
     def add(cls: C) -> C:
-        if check_id in CHECKS and CHECKS[check_id] is not cls:
+        own = _OWN.get()
+        if own is not None and check_id in CHECKS:
+            raise ValueError(f"check {check_id!r} is a library check: give yours another name")
+        target = CHECKS if own is None else own
+        if check_id in target and target[check_id] is not cls:
             raise ValueError(f"check {check_id!r} is registered twice")
         cls.id = check_id
-        CHECKS[check_id] = cls
+        target[check_id] = cls
         return cls
 
     return add

@@ -1,0 +1,19 @@
+"""Importing the course's own trusted code: reference solutions and a problem's checks."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+from grader.courses.spec import SpecError
+
+
+def import_file(path: Path, name: str) -> ModuleType:
+    """Import a trusted file (reference or problem checks) under a private module name."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise SpecError(f"{path}: cannot be imported")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -1,0 +1,4 @@
+# expect-fail: double matches the reference
+# expect-fail: double is twice its input
+def double(x):
+    return 3 * x

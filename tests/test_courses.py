@@ -1,0 +1,192 @@
+"""Courses as instructors make them: a folder outside the package with problems of its own and
+built-in ones, its `[[problems]]` list, and the candidate kit `grader release` writes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from safetensors.torch import load_file
+
+from grader.cli.main import cli
+from grader.courses.catalog import Catalog
+from grader.courses.course import open_course
+from grader.courses.coursefile import CourseError
+from grader.courses.paths import PROBLEMS_DIR
+from grader.courses.spec import Visibility, load_spec
+from grader.verdict.plan import Plan
+from grader.verdict.reference import LiveReference
+from tests.conftest import ROOT
+
+EXAMPLE = ROOT / "tests" / "course_example"
+COMPLETE = ROOT / "submissions" / "complete"
+
+
+def run(*args: str, ok: tuple[int, ...] = (0,)) -> str:
+    result = CliRunner(env={"COLUMNS": "200"}).invoke(cli, list(args), catch_exceptions=False)
+    assert result.exit_code in ok, result.output
+    return result.output
+
+
+@pytest.fixture
+def course(tmp_path: Path) -> Path:
+    return Path(shutil.copytree(EXAMPLE, tmp_path / "course"))
+
+
+def test_a_course_folder_sets_its_problems_with_its_points(course: Path) -> None:
+    opened = open_course(course)
+    assert list(opened.catalog.problems) == ["doubling", "split_heads"]
+    split = opened.catalog.problems["split_heads"].spec
+    assert split.max_score == pytest.approx(20)
+    builtin = load_spec(PROBLEMS_DIR / "split_heads" / "spec.toml")
+    float64 = "split_heads works in float64"
+    assert {c.name: c.visibility for c in builtin.checks}[float64] is Visibility.hidden
+    assert {c.name: c.visibility for c in split.checks}[float64] is Visibility.visible
+    assert open_course(course / "course.toml").catalog.problems.keys() == {
+        "doubling",
+        "split_heads",
+    }
+    listed = run("problems", "--course", str(course)).strip().splitlines()
+    assert [line.split()[1] for line in listed] == ["doubling", "split_heads"]
+
+
+def test_the_environment_names_the_course(course: Path) -> None:
+    result = CliRunner().invoke(cli, ["problems"], env={"GRADER_COURSE": str(course)})
+    assert (
+        result.exit_code == 0 and "doubling" in result.output and "mha_by_loop" not in result.output
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ('[[problems]]\nid = "nope"\n', "problems.0.id: no problem 'nope'"),
+        ('[[problems]]\nid = "split_heads"\nfrom = "elsewhere"\n', "problems.0.from"),
+        ('[[problems]]\nid = "doubling"\nweight = 2\n', "problems.0.weight: not a course field"),
+        (
+            '[[problems]]\nid = "doubling"\n[problems.checks.nosuch]\npoints = 1\n',
+            "no check 'nosuch'",
+        ),
+        ('[[problems]]\nid = "doubling"\n[[problems]]\nid = "doubling"\n', "listed twice"),
+    ],
+)
+def test_course_file_errors_name_the_file_and_field(course: Path, text: str, said: str) -> None:
+    (course / "course.toml").write_text(text)
+    with pytest.raises(CourseError, match=r"course\.toml") as caught:
+        open_course(course)
+    assert said in str(caught.value)
+
+
+def test_a_problem_with_its_own_checks_loads_twice_in_one_process(course: Path) -> None:
+    first = Catalog(course / "problems")
+    second = Catalog(course / "problems")
+    assert [type(c).__name__ for c in first.problems["doubling"].checks()] == [
+        "AllClose",
+        "TwiceTheInput",
+        "AllClose",
+    ]
+    assert second.problems["doubling"].own_checks.keys() == {"twice_the_input"}
+
+
+@pytest.mark.timeout(300)
+def test_a_course_is_validated_and_graded_with_exactly_its_problems(
+    course: Path, tmp_path: Path
+) -> None:
+    out = run("validate", "--course", str(course), "--jobs", "2")
+    assert "accepted" in out and "triple" in out and " 0 failed" in out
+    submission = tmp_path / "submission"
+    shutil.copytree(COMPLETE, submission)
+    shutil.copyfile(
+        course / "problems" / "doubling" / "accepted" / "plus.py", submission / "doubling.py"
+    )
+    run("grade", str(submission), "--course", str(course), "--backend", "local", "--out",
+        str(tmp_path / "out"))  # fmt: skip
+    report = json.loads((tmp_path / "out" / "submission.json").read_text())
+    assert [p["problem"] for p in report["problems"]] == ["doubling", "split_heads"]
+    assert report["total"] == report["max_total"] == pytest.approx(26)
+
+
+def kit_text(kit: Path) -> str:
+    """Every file of the kit as text (tensors by their names and values), but the statements
+    and starters, which the instructor wrote for candidates."""
+    texts = []
+    given = {"statement.md", "starter.py"}
+    for path in sorted(p for p in kit.rglob("*") if p.is_file() and p.name not in given):
+        if path.suffix == ".safetensors":
+            texts += [f"{k} {v.flatten().tolist()}" for k, v in load_file(path).items()]
+        else:
+            texts.append(path.read_text(encoding="utf-8"))
+    return "\n".join(texts)
+
+
+@pytest.mark.timeout(300)
+def test_the_kit_holds_no_reference_line_and_no_hidden_check(course: Path, tmp_path: Path) -> None:
+    kit = tmp_path / "kit"
+    for source, out in ((None, tmp_path / "builtin_kit"), (course, kit)):
+        run(
+            "release",
+            "--out",
+            str(out),
+            "--seed",
+            "11",
+            *(["--course", str(source)] if source else []),
+        )
+        opened = open_course(source)
+        text = kit_text(out)
+        for problem in opened.catalog.problems.values():
+            shipped = out / "problems" / problem.spec.id
+            assert (shipped / "statement.md").read_text() == problem.statement
+            assert (shipped / "starter.py").read_text() == problem.starter
+            for line in problem.reference_file.read_text().splitlines():
+                code = line.strip()
+                if code and not code.startswith(("import ", "from ")):
+                    assert code not in text, (problem.spec.id, line)
+            for check in problem.spec.checks:
+                if check.visibility is not Visibility.visible:
+                    assert check.name not in text, (problem.spec.id, check.name)
+                    if check.params:
+                        assert json.dumps(check.params) not in text
+    # no input of a hidden probe: the wide config only the hidden check asks for
+    hidden_only = Plan(open_course(course).catalog.problems["doubling"].spec, 11,
+                       LiveReference(open_course(course).catalog.reference_file))  # fmt: skip
+    key = hidden_only.tensor_argument(hidden_only.args(hidden_only.spec.config("wide")), 0)[
+        "tensor"
+    ]
+    assert (
+        key not in text and str(hidden_only.tensors[key].flatten().tolist()[:4])[1:-1] not in text
+    )
+
+
+@pytest.mark.timeout(300)
+def test_check_with_the_kit_alone_passes_a_correct_submission(course: Path, tmp_path: Path) -> None:
+    kit = tmp_path / "kit"
+    run("release", "--course", str(course), "--out", str(kit))
+    submission = tmp_path / "submission"
+    shutil.copytree(COMPLETE, submission)
+    shutil.copyfile(
+        course / "problems" / "doubling" / "accepted" / "plus.py", submission / "doubling.py"
+    )
+    out = run("check", str(submission), "--course", str(kit))
+    assert "+ 1 hidden check(s) worth 3 point(s)" in out  # run with exit status 0: all passed
+    shutil.copyfile(
+        course / "problems" / "doubling" / "mutants" / "triple.py", submission / "doubling.py"
+    )
+    shutil.copyfile(
+        ROOT / "submissions" / "classic_mistakes" / "split_heads.py", submission / "split_heads.py"
+    )
+    out = run("check", str(submission), "--course", str(kit), ok=(1,))
+    assert "not twice the input" in out and "named mistake: heads split with view" in out
+    assert "candidate kit" in run("validate", "--course", str(kit), ok=(2,))
+
+
+@pytest.mark.timeout(300)
+def test_a_scaffolded_problem_validates_in_a_new_course(tmp_path: Path) -> None:
+    course = tmp_path / "new_course"
+    run("new", "scaled", "--course", str(course), "--symbol", "halve")
+    assert "scaled" in run("problems", "--course", str(course))
+    out = run("validate", "--course", str(course), "--jobs", "2")
+    assert "4 passed, 0 failed (1 problems, 1 mutants)" in out
+    assert "exists" in run("new", "scaled", "--course", str(course), ok=(2,))
