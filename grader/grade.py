@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import threading
@@ -27,6 +28,14 @@ from grader.verdict.judge import judge_problem
 from grader.verdict.prepare import Prepared, prepare
 
 STARTUP_SECONDS = 60.0
+
+
+def scratch_root() -> str | None:
+    """Where submissions are staged and their results extracted: a memory file system when the
+    machine has one (hundreds of small files per submission: 30 times faster than ext4 here),
+    else the default temporary folder."""
+    shm = "/dev/shm"
+    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK) else None
 
 
 def find_submissions(path: Path, catalog: Catalog) -> list[Path]:
@@ -68,7 +77,7 @@ class Grader:
         self.backend = backend
         self.seed = seed
         self.overrides = limit_overrides or {}
-        self.workdir = Path(tempfile.mkdtemp(prefix="grader-"))
+        self.workdir = Path(tempfile.mkdtemp(prefix="grader-", dir=scratch_root()))
         self.prepared: dict[str, Prepared] = prepare(catalog, problems, seed)
         self.parts = {
             pid: problem_part(item.plan.job(), item.plan.tensors)
@@ -78,7 +87,10 @@ class Grader:
         self.environment = backend.describe()
 
     def close(self) -> None:
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        try:
+            self.backend.close()
+        finally:
+            shutil.rmtree(self.workdir, ignore_errors=True)
 
     def grade(
         self, submission: Path, name: str | None = None, student: Student | None = None
@@ -109,6 +121,7 @@ class Grader:
                 seed=self.seed,
                 backend=self.environment.get("backend", self.backend.name),
                 environment=self.environment,
+                isolation=self.backend.isolation,
                 started_at=started,
                 seconds=round(time.monotonic() - clock, 3),
             ),

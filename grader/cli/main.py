@@ -234,6 +234,15 @@ def check(
     "local (a subprocess with rlimits, NOT a security boundary: only for code you trust).",
 )
 @click.option("--image", default=None, help="Sandbox image for the docker backend.")
+@click.option(
+    "--isolation",
+    type=click.Choice(["warm", "container"]),
+    default="warm",
+    show_default=True,
+    help="Docker only: warm workers (long-lived containers that import torch once, each "
+    "grading submissions one after another and cleaning up between them) or a fresh container "
+    "per submission.",
+)
 @click.option("--problem", "problems", multiple=True, help="Grade only these problems.")
 @click.option(
     "--jobs",
@@ -269,6 +278,7 @@ def grade(
     out_dir: Path,
     backend: str,
     image: str | None,
+    isolation: str,
     problems: tuple[str, ...],
     jobs: int,
     seed: int | None,
@@ -314,7 +324,7 @@ def grade(
     fresh: dict[str, SubmissionReport] = {}
     if todo:
         try:
-            chosen = make_backend(backend, image)
+            chosen = make_backend(backend, image, isolation)
         except BackendUnavailable as exc:
             raise click.ClickException(str(exc)) from exc
         run_seed = seed if seed is not None else secrets.randbelow(2**31)

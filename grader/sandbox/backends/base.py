@@ -6,7 +6,7 @@ import contextlib
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Protocol
+from typing import IO, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -27,6 +27,10 @@ class Limits(BaseModel):
     cpus: float = Field(1.0, gt=0)
     log_bytes: int = Field(64_000, gt=0, description="Captured stdout/stderr kept per stream.")
 
+
+Isolation = Literal["container", "warm", "process"]
+"""How submissions are kept apart: a container each, a warm worker's container serving one
+after another, or a local process (the local backend)."""
 
 STOPPED = "stopped: the batch was interrupted"
 
@@ -74,9 +78,14 @@ class Backend(Protocol):
     """Runs `grader/sandbox/worker.py` on one submission and returns when it is done."""
 
     name: str
+    isolation: Isolation
 
     def describe(self) -> dict[str, str]:
         """Facts recorded in every report (backend name, image id, torch version...)."""
         ...
 
     def run(self, job: WorkerJob) -> WorkerRun: ...
+
+    def close(self) -> None:
+        """Release what the backend keeps between runs (warm containers)."""
+        ...
