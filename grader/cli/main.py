@@ -6,6 +6,7 @@ import json
 import os
 import secrets
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -198,14 +199,16 @@ def check(
         except NothingToCheck as exc:
             raise click.ClickException(str(exc)) from exc
     try:
-        chosen = make_backend(backend)
+        chosen = make_backend(backend, isolation="container")  # one submission: no pool to warm
     except BackendUnavailable as exc:
         raise click.ClickException(str(exc)) from exc
     run_seed = seed if seed is not None else secrets.randbelow(2**31)
+    start = time.monotonic()
     view, unseen = check_submission(
         path, catalog, selected, chosen, run_seed, revealed(reveal, course)
     )
     print_feedback(view, unseen)
+    click.echo(f"Checked in {time.monotonic() - start:.1f} s on {chosen.name}", err=True)
     if view.grader_fault:
         sys.exit(2)
     if view.total < view.max_total:
