@@ -1,17 +1,21 @@
-"""Grading throughput in the Docker sandbox, against its floor and against the naive design.
+"""Grading throughput in the Docker sandbox: warm workers, one container each, and the floor.
 
-Grades N copies of the shipped example submissions and prints, measured in the same run, the
-wall time per submission of:
-  - ours:  one container per submission, torch imported once, problems forked inside it;
+For each set (`complete`: copies of the complete example; `class`: copies of every shipped
+example in turn) and each number of copies, prints, measured side by side in one run, the wall
+time per submission of:
   - floor: `docker run IMAGE python -c "import torch"`, once per submission;
-  - naive: one container per (submission, attempted problem).
+  - container: one container per submission (`--isolation container`);
+  - warm: warm workers (`--isolation warm`, the default), their start included;
+  - compute: the problems' own time inside the warm workers (each problem's child, from its
+    fork to its exit: importing the candidate's code, running the probes, writing the data),
+    summed, divided by the jobs run at once;
+then the latency of one complete submission: a fresh container (cold) and a warm worker.
 
-    python benchmarks/grading_throughput.py --copies 4 --jobs 2
+    python benchmarks/grading_throughput.py --copies 12 --jobs 2
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import subprocess
@@ -24,11 +28,18 @@ from pathlib import Path
 
 import click
 
-from grader import api
 from grader.courses.catalog import Catalog
+
+from grader.grade import Grader
+from grader.reports.models import SubmissionReport
+from grader.sandbox.backends.base import Backend
+from grader.sandbox.backends.docker import DockerBackend
+from grader.sandbox.backends.warm import WarmBackend
 from grader.sandbox.image import DEFAULT_TAG
 
 ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "submissions"
+DESIGNS = ("floor", "container", "warm")
 
 
 def timed(tasks: list[Callable[[], object]], jobs: int) -> float:
@@ -45,50 +56,98 @@ def floor_run(image: str) -> None:
     subprocess.run(command, check=True, capture_output=True)
 
 
+def copies_of(examples: list[Path], count: int, dest: Path) -> list[Path]:
+    """`count` submissions, copies of `examples` in turn."""
+    made = []
+    for index in range(count):
+        example = examples[index % len(examples)]
+        target = dest / f"{example.name}-{index}"
+        shutil.copytree(example, target)
+        made.append(target)
+    return made
+
+
+def graded(
+    backend: Backend, submissions: list[Path], jobs: int, seed: int
+) -> tuple[float, list[SubmissionReport]]:
+    """Seconds to grade every submission (the backend's start included) and the reports."""
+    catalog = Catalog()
+    grader = Grader(catalog, list(catalog.problems.values()), backend, seed)
+    try:
+        start = time.monotonic()
+        reports = grader.grade_many(submissions, jobs)
+        return time.monotonic() - start, reports
+    finally:
+        grader.close()
+
+
+def latency(backend: Backend, submission: Path, seed: int, warm: bool) -> float:
+    """Seconds to grade one submission, after a first one has warmed the backend if `warm`."""
+    catalog = Catalog()
+    grader = Grader(catalog, list(catalog.problems.values()), backend, seed)
+    try:
+        if warm:
+            grader.grade(submission)
+        start = time.monotonic()
+        grader.grade(submission)
+        return time.monotonic() - start
+    finally:
+        grader.close()
+
+
 @click.command()
-@click.option("--copies", default=4, show_default=True, help="Copies of each example.")
+@click.option("--copies", multiple=True, type=int, default=[12], show_default=True)
+@click.option("--set", "sets", multiple=True, type=click.Choice(["complete", "class"]))
+@click.option("--design", "designs", multiple=True, type=click.Choice(DESIGNS))
 @click.option("--jobs", default=os.cpu_count() or 1, show_default=True)
 @click.option("--image", default=DEFAULT_TAG, show_default=True)
 @click.option("--seed", default=0, show_default=True)
-def main(copies: int, jobs: int, image: str, seed: int) -> None:
-    catalog = Catalog()
-    with (
-        contextlib.ExitStack() as stack,
-        tempfile.TemporaryDirectory(prefix="grader-bench-") as tmp,
-    ):
-        submissions = []
-        for example in sorted((ROOT / "submissions").iterdir()):
-            for copy in range(copies):
-                target = Path(tmp) / f"{example.name}-{copy}"
-                shutil.copytree(example, target)
-                submissions.append(target)
-        ours = stack.enter_context(api.grader(catalog, backend="docker", image=image, seed=seed))
-        singles = {
-            problem_id: stack.enter_context(
-                api.grader(catalog, [problem_id], backend="docker", image=image, seed=seed)
-            )
-            for problem_id in catalog.problems
-        }
-        per_problem = [
-            (grader, path)
-            for path in submissions
-            for problem_id, grader in singles.items()
-            if (path / catalog.problems[problem_id].spec.entry).is_file()
-        ]
-        count = len(submissions)
-        floor = timed([partial(floor_run, image) for _ in submissions], jobs) / count
-        ours_s = timed([partial(ours.grade, p) for p in submissions], jobs) / count
-        naive_s = timed([partial(g.grade, p) for g, p in per_problem], jobs) / count
-    click.echo(f"{count} submissions, {len(per_problem)} naive containers, {jobs} at a time")
-    click.echo(f"floor (docker run ... import torch): {floor:.2f} s per submission")
-    click.echo(
-        f"ours (one container per submission): {ours_s:.2f} s per submission, "
-        f"{ours_s / floor:.2f}x the floor"
-    )
-    click.echo(
-        f"naive (one container per problem):  {naive_s:.2f} s per submission, "
-        f"{naive_s / floor:.2f}x the floor, {naive_s / ours_s:.2f}x ours"
-    )
+def main(
+    copies: tuple[int, ...],
+    sets: tuple[str, ...],
+    designs: tuple[str, ...],
+    jobs: int,
+    image: str,
+    seed: int,
+) -> None:
+    examples = {
+        "complete": [EXAMPLES / "complete"],
+        "class": sorted(p for p in EXAMPLES.iterdir() if p.is_dir()),
+    }
+    designs = designs or DESIGNS
+    click.echo(f"{jobs} at a time; seconds per submission (wall time of the batch / count)")
+    click.echo("| set | N | floor | container | warm | compute |")
+    click.echo("| --- | --- | --- | --- | --- | --- |")
+    for name in sets or ("complete", "class"):
+        for count in copies:
+            with tempfile.TemporaryDirectory(prefix="grader-bench-") as tmp:
+                submissions = copies_of(examples[name], count, Path(tmp))
+                cells: dict[str, str] = {}
+                floor: float | None = None
+                if "floor" in designs:
+                    floor = timed([partial(floor_run, image) for _ in submissions], jobs) / count
+                    cells["floor"] = f"{floor:.2f} s"
+                if "container" in designs:
+                    seconds, _ = graded(DockerBackend(image), submissions, jobs, seed)
+                    cells["container"] = ratio(seconds / count, floor)
+                if "warm" in designs:
+                    seconds, reports = graded(WarmBackend(image), submissions, jobs, seed)
+                    cells["warm"] = ratio(seconds / count, floor)
+                    own = sum(p.seconds or 0 for r in reports for p in r.problems)
+                    cells["compute"] = ratio(own / jobs / count, floor)
+                row = [cells.get(d, "-") for d in ("floor", "container", "warm", "compute")]
+                click.echo(f"| {name} | {count} | " + " | ".join(row) + " |")
+    complete = EXAMPLES / "complete"
+    cold = latency(DockerBackend(image), complete, seed, warm=False)
+    warm = latency(WarmBackend(image), complete, seed, warm=True)
+    click.echo(f"latency of one complete submission: cold {cold:.2f} s, warm {warm:.2f} s")
+
+
+def ratio(seconds: float, floor: float | None) -> str:
+    """Seconds, and their ratio to the floor when it was measured."""
+    if floor is None:
+        return f"{seconds:.2f} s"
+    return f"{seconds:.2f} s ({seconds / floor:.2f}x)"
 
 
 if __name__ == "__main__":

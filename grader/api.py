@@ -60,6 +60,7 @@ class Settings:
     seed: int | None = None  # None: a random seed (or, resuming, the saved batch's)
     limits: LimitOverrides = field(default_factory=LimitOverrides)
     resume: bool = False  # reuse saved reports that are still valid
+    isolation: str = "warm"  # docker: warm workers, or a fresh `container` per submission
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,7 @@ def grade_batch(
     if todo:
         from grader.grade import Grader, draw_seed
 
-        backend = make_backend(settings.backend, settings.image)
+        backend = make_backend(settings.backend, settings.image, settings.isolation)
         run_seed = draw_seed(seed)
         listener.note(f"Grading {len(todo)} submission(s) on {backend.name}, seed {run_seed}")
         with (
@@ -169,7 +170,7 @@ def check(
         path,
         catalog,
         selected,
-        make_backend(backend),
+        make_backend(backend, isolation="container"),  # one submission: no pool to warm
         draw_seed(kit_seed(catalog, seed)),
         reveal_after_due,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import secrets
 import shutil
 import tempfile
@@ -33,6 +34,14 @@ STARTUP_SECONDS = 60.0
 def draw_seed(seed: int | None = None) -> int:
     """`seed`, or a fresh random one when none is given."""
     return seed if seed is not None else secrets.randbelow(2**31)
+
+
+def scratch_root() -> str | None:
+    """Where submissions are staged and their results extracted: a memory file system when the
+    machine has one (hundreds of small files per submission: 30 times faster than ext4 here),
+    else the default temporary folder."""
+    shm = "/dev/shm"
+    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK) else None
 
 
 def batch_limits(problems: list[Problem], overrides: LimitOverrides | None = None) -> Limits:
@@ -79,7 +88,7 @@ class Grader:
         }
         self.stop = threading.Event()
         self.environment = backend.describe()
-        self.workdir = Path(tempfile.mkdtemp(prefix="grader-"))
+        self.workdir = Path(tempfile.mkdtemp(prefix="grader-", dir=scratch_root()))
 
     def __enter__(self) -> Grader:
         return self
@@ -88,7 +97,10 @@ class Grader:
         self.close()
 
     def close(self) -> None:
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        try:
+            self.backend.close()
+        finally:
+            shutil.rmtree(self.workdir, ignore_errors=True)
 
     def grade(
         self, submission: Path, name: str | None = None, student: Student | None = None
@@ -119,6 +131,7 @@ class Grader:
                 seed=self.seed,
                 backend=self.environment.get("backend", self.backend.name),
                 environment=self.environment,
+                isolation=self.backend.isolation,
                 started_at=started,
                 seconds=round(time.monotonic() - clock, 3),
             ),

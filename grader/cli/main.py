@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -201,8 +202,10 @@ def check(
     from grader.reports.terminal import print_feedback
 
     shown = api.revealed(reveal, course)
+    start = time.monotonic()
     feedback = api.check(load_catalog(course), path, problems, backend, seed, shown)
     print_feedback(feedback.view, feedback.unseen)
+    click.echo(f"Checked in {time.monotonic() - start:.1f} s on {backend}", err=True)
     if feedback.view.grader_fault:
         sys.exit(2)
     if feedback.view.total < feedback.view.max_total:
@@ -231,6 +234,15 @@ def check(
     "local (a subprocess with rlimits, NOT a security boundary: only for code you trust).",
 )
 @click.option("--image", default=None, help="Sandbox image for the docker backend.")
+@click.option(
+    "--isolation",
+    type=click.Choice(["warm", "container"]),
+    default="warm",
+    show_default=True,
+    help="Docker only: warm workers (long-lived containers that import torch once, each "
+    "grading submissions one after another and cleaning up between them) or a fresh container "
+    "per submission.",
+)
 @click.option("--problem", "problems", multiple=True, help="Grade only these problems.")
 @click.option(
     "--jobs",
@@ -266,6 +278,7 @@ def grade(
     out_dir: Path,
     backend: str,
     image: str | None,
+    isolation: str,
     problems: tuple[str, ...],
     jobs: int,
     seed: int | None,
@@ -289,7 +302,8 @@ def grade(
             fg="yellow",
             err=True,
         )
-    settings = api.Settings(backend, image, jobs, seed, LimitOverrides(timeout, memory_mb), resume)
+    limits = LimitOverrides(timeout, memory_mb)
+    settings = api.Settings(backend, image, jobs, seed, limits, resume, isolation)
     listener = api.Listener(
         note=lambda line: click.echo(line, err=True),
         warn=lambda line: click.secho(line, fg="yellow", err=True),

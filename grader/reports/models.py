@@ -110,6 +110,11 @@ class RunInfo(Model):
     seed: int
     backend: str
     environment: dict[str, str] = Field(default_factory=dict)
+    isolation: Literal["container", "warm", "process"] | None = Field(
+        None,
+        description="Where the submission ran: a container of its own; a warm worker's "
+        "container, in processes forked for it and cleaned up after; or a local process.",
+    )
     started_at: datetime
     seconds: float | None = None
 

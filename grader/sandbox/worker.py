@@ -1,6 +1,7 @@
 """The sandbox worker: runs a candidate's code on the probes the host asked for, writes data back.
 
 Usage: python3 worker.py --submission SUB_DIR --out OUT_DIR [--emit-tar] < JOB
+       python3 worker.py --out OUT_DIR --serve K < SUBMISSIONS   (PID 1 of a container only)
 
 The job arrives on stdin, a pipe: an index (each problem's id, timeout and size), then each
 problem's part (its probes as JSON, the tensors they name as safetensors). The worker imports
@@ -16,6 +17,14 @@ as it is final, and deletes a problem's files once sent. It is the only process 
 there: it is not dumpable (no other process of the user can open its /proc files, memory or
 descriptors) and every child closes the pipe before any candidate code runs.
 
+With `--serve K` (warm workers) the worker imports torch once and then grades up to K
+submissions one after another, each read from stdin (a header naming its files, the files,
+then its job), each in a child forked for it that runs its problems as above. The child's
+result stream reaches the host in frames (R ready, D data, E end). Once the child is done
+the worker kills every other process of the container, empties /tmp, /dev/shm and OUT_DIR,
+removes System V IPC objects and checks that nothing is left and that its own limits are
+unchanged; it stops (and the host replaces its container) after anything but a clean run.
+
 Nothing here judges anything: the host compares the data with its own reference run. This file
 must stay self-contained (stdlib, torch, safetensors): it is the only grader code in the image,
 and the host imports it too, to run the reference through the very same probe executor. It
@@ -27,12 +36,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
+import gc
 import importlib
 import json
 import math
 import os
 import re
 import reprlib
+import resource
 import select
 import shutil
 import signal
@@ -47,6 +58,7 @@ from typing import IO, Any, Literal, NamedTuple, TypedDict, cast, final
 
 import torch
 from safetensors.torch import load as load_tensors
+from safetensors.torch import save as save_tensors
 from safetensors.torch import save_file
 from torch import nn
 
@@ -666,8 +678,6 @@ def read_job(fd: int) -> list[Part]:
         Part(p["id"], float(p["timeout"]), splice_to_memory(fd, int(p["size"]), p["id"]))
         for p in index["problems"]
     ]
-    if os.read(fd, 1):
-        raise ValueError("the job stream is longer than its index says")
     return parts
 
 
@@ -904,33 +914,261 @@ class Emitter:
         self.file.close()
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--submission", required=True)
-    parser.add_argument("--out", required=True, type=Path)
-    parser.add_argument("--emit-tar", action="store_true")
-    args = parser.parse_args(argv)
+# ---------------------------------------------------------------------------- warm serving
 
-    data_fd = os.dup(1)
-    os.dup2(2, 1)
-    protect_worker()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # as PID 1, a child could otherwise send it
-    torch.set_num_threads(1)
-    parts = read_job(0)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
-    submission = os.path.realpath(args.submission)
-    emitter = Emitter(args.out, data_fd, args.emit_tar)
+
+SCRATCH_ROOTS = (Path("/tmp"), Path("/dev/shm"))
+"""Where a submission can write besides the output folder: emptied after each one."""
+SUBMISSION_DIR = Path("/tmp/submission")
+FRAME = struct.Struct("<cI")
+MAX_FRAME = 1 << 16
+OOM_COUNTERS = ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control")
+
+
+def send_frame(fd: int, kind: bytes, payload: bytes) -> None:
+    """One frame to the host: a kind byte (R ready, D result stream, E end), a u32 length."""
+    data = FRAME.pack(kind, len(payload)) + payload
+    while data:
+        data = data[os.write(fd, data) :]
+
+
+def read_submission(fd: int, root: Path) -> dict[str, Json]:
+    """The next submission's header (u64 size, JSON: version, wall, files) and its files, written
+    under `root`; empty at the end of the stream."""
+    first = os.read(fd, 8)
+    if not first:
+        return {}
+    (size,) = struct.unpack("<Q", first + read_exact(fd, 8 - len(first)))
+    if size > MAX_INDEX_BYTES:
+        raise ValueError(f"submission header of {size} bytes")
+    header: dict[str, Json] = json.loads(read_exact(fd, size))
+    if header["version"] != PROTOCOL_VERSION:
+        raise ValueError(f"submission of protocol {header['version']}, worker {PROTOCOL_VERSION}")
+    root.mkdir(mode=0o755)
+    for name, length in header["files"]:
+        relative = Path(name)
+        if relative.is_absolute() or ".." in relative.parts:
+            raise ValueError(f"unsafe file name {name!r}")
+        target = root / relative
+        target.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+        target.write_bytes(read_exact(fd, int(length)))
+        target.chmod(0o644)
+    return header
+
+
+def oom_kills() -> int | None:
+    """How many processes the container's memory cgroup has killed so far, if it says."""
+    for path in OOM_COUNTERS:
+        with contextlib.suppress(OSError):
+            for line in Path(path).read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
+    return None
+
+
+def own_state() -> dict[str, Json]:
+    """What another process of this uid could change about this one, and children inherit:
+    its rlimits (prlimit), niceness, CPU affinity and scheduling."""
+    limits = {
+        name: list(resource.getrlimit(getattr(resource, name)))
+        for name in dir(resource)
+        if name.startswith("RLIMIT_")
+    }
+    return {
+        "rlimits": limits,
+        "nice": os.getpriority(os.PRIO_PROCESS, 0),
+        "affinity": sorted(os.sched_getaffinity(0)),
+        "scheduler": os.sched_getscheduler(0),
+        "priority": os.sched_getparam(0).sched_priority,
+    }
+
+
+def kill_all_others() -> dict[int, int]:
+    """SIGKILL every other process of the container and reap them all: as PID 1 every orphan
+    is this process's child, so none is left once it has no child. Returns pid -> wait status."""
+    statuses: dict[int, int] = {}
+    while True:
+        with contextlib.suppress(ProcessLookupError):  # no process left to signal
+            os.kill(-1, signal.SIGKILL)
+        try:
+            while (reaped := os.waitpid(-1, os.WNOHANG))[0]:
+                statuses[reaped[0]] = reaped[1]
+        except ChildProcessError:
+            return statuses
+        time.sleep(0.001)
+
+
+def empty(folder: Path) -> None:
+    """Delete everything inside `folder`, whatever modes a submission gave it."""
+    for entry in os.scandir(folder):
+        path = Path(entry.path)
+        if entry.is_dir(follow_symlinks=False):
+            path.chmod(0o700)
+            empty(path)
+            path.rmdir()
+        else:
+            path.unlink()
+
+
+def remove_ipc() -> int:
+    """Remove every System V shared memory segment, semaphore set and message queue."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    removed = 0
+    for kind, remove in (("shm", libc.shmctl), ("sem", libc.semctl), ("msg", libc.msgctl)):
+        with open(f"/proc/sysvipc/{kind}") as table:
+            for line in table.readlines()[1:]:
+                ipc_id = int(line.split()[1])
+                args = (ipc_id, 0, 0, None) if kind == "sem" else (ipc_id, 0, None)  # IPC_RMID
+                if remove(*args) == 0:
+                    removed += 1
+    return removed
+
+
+def leftovers(out: Path) -> list[str]:
+    """Whatever of a submission is still here after the clean-up: none, or the container goes."""
+    found = [f"process {pid}" for pid in os.listdir("/proc") if pid.isdigit() and pid != "1"]
+    found += [f"{root}/{name}" for root in (*SCRATCH_ROOTS, out) for name in os.listdir(root)]
+    for kind in ("shm", "sem", "msg"):
+        with open(f"/proc/sysvipc/{kind}") as table:
+            found += [f"sysv {kind} {line.split()[1]}" for line in table.readlines()[1:]]
+    return found
+
+
+def relay(child: int, source: int, channel: int, seconds: float) -> bool:
+    """Forward the child's result stream as D frames until it exits or `seconds` pass (True)."""
+    pidfd = os.pidfd_open(child)
+    deadline = time.monotonic() + seconds
+    try:
+        while (left := deadline - time.monotonic()) > 0:
+            ready, _, _ = select.select([source, pidfd], [], [], left)
+            if source in ready:
+                chunk = os.read(source, MAX_FRAME)
+                if chunk:
+                    send_frame(channel, b"D", chunk)
+                    continue
+                ready, _, _ = select.select([pidfd], [], [], max(0.0, left))
+            if pidfd in ready:
+                return False
+        return True
+    finally:
+        os.close(pidfd)
+
+
+def drain(source: int, channel: int) -> None:
+    """Forward what is left in the pipe once every writer is gone."""
+    while chunk := os.read(source, MAX_FRAME):
+        send_frame(channel, b"D", chunk)
+
+
+def serve_one(
+    header: dict[str, Json], parts: list[Part], from_host: int, channel: int, out: Path
+) -> bool:
+    """Grade one submission in a forked child and clean up after it; False when this container
+    must not serve another (a crash, a timeout, an OOM kill, anything left behind)."""
+    state, ooms = own_state(), oom_kills()
+    start = time.monotonic()
+    source, sink = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            for fd in (from_host, channel, source):
+                os.close(fd)
+            protect_worker()  # the subreaper flag is not inherited
+            run_submission(parts, str(SUBMISSION_DIR), out, sink, True)
+            os._exit(0)
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            os._exit(70)
+    os.close(sink)
+    for part in parts:
+        os.close(part.fd)
+    timed_out = relay(pid, source, channel, float(header["wall"]))
+    status = kill_all_others().get(pid)
+    drain(source, channel)
+    os.close(source)
+    removed = remove_ipc()
+    out.chmod(0o700)
+    for root in (*SCRATCH_ROOTS, out):
+        empty(root)
+    left = leftovers(out)
+    changed = own_state() != state
+    oom = None if ooms is None else (oom_kills() or 0) - ooms
+    code = os.WEXITSTATUS(status) if status is not None and os.WIFEXITED(status) else None
+    sig = os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else None
+    clean = code == 0 and not timed_out and not oom and not left and not changed
+    ended = {
+        "exit_code": code,
+        "signal": sig,
+        "timed_out": timed_out,
+        "seconds": round(time.monotonic() - start, 4),
+        "oom_kills": oom,
+        "ipc_removed": removed,
+        "leftovers": left[:20],
+        "state_changed": changed,
+        "retire": not clean,
+    }
+    send_frame(channel, b"E", json.dumps(ended).encode())
+    return clean
+
+
+def warm_up() -> None:
+    """Run once, in the server, what every problem's child would otherwise pay for the first
+    time after its fork (lazy imports, kernels' first dispatch): attention, masks, linear
+    layers, backward, safetensors. Then freeze the heap, so the children's garbage collector
+    leaves the shared pages alone. Only this file's code and the libraries run here."""
+    x = torch.randn(2, 5, 16, requires_grad=True)
+    attention = nn.MultiheadAttention(16, 2, batch_first=True)
+    out, _ = attention(x, x, x)
+    q = nn.Linear(16, 48)(x).view(2, 5, 6, 8).transpose(1, 2)
+    mask = torch.tril(torch.ones(5, 5)) == 0
+    scores = (q @ q.transpose(-2, -1) / math.sqrt(8)).masked_fill(mask, float("-inf"))
+    context = nn.Dropout(0.1)(torch.softmax(scores, dim=-1)) @ q
+    sdpa = nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+    (out.sum() + context.sum() + sdpa.sum()).backward()
+    load_tensors(save_tensors({"out": out.detach().double().contiguous()}))
+    if len(os.listdir("/proc/self/task")) != 1:
+        raise RuntimeError("warming up started a thread: forking would not be safe")
+    gc.freeze()
+
+
+def serve(from_host: int, channel: int, out: Path, count: int) -> int:
+    """Grade up to `count` submissions read from `from_host`, one after another, each in a
+    process forked from this one (torch already imported), which never returns here."""
+    if os.getpid() != 1:
+        raise SystemExit("--serve runs only as PID 1 of a container: it kills every other process")
+    warm_up()
+    about = {
+        "version": PROTOCOL_VERSION,
+        "torch": torch.__version__,
+        "python": sys.version.split()[0],
+    }
+    send_frame(channel, b"R", json.dumps(about).encode())
+    for _ in range(count):
+        header = read_submission(from_host, SUBMISSION_DIR)
+        if not header:
+            return 0
+        if not serve_one(header, read_job(from_host), from_host, channel, out):
+            return 0
+    return 0
+
+
+def run_submission(
+    parts: list[Part], submission: str, out: Path, data_fd: int, stream: bool
+) -> None:
+    """Run each problem of the job in a child of its own, one after another, and send (or
+    leave) each problem's files as soon as its processes are gone."""
+    emitter = Emitter(out, data_fd, stream)
     about: WorkerReport = {
         "version": PROTOCOL_VERSION,
         "torch": torch.__version__,
         "python": sys.version.split()[0],
     }
-    write_json(args.out / "worker.json", about)
-    emitter.send(args.out / "worker.json")
+    write_json(out / "worker.json", about)
+    emitter.send(out / "worker.json")
     for index, part in enumerate(parts):
-        folder = args.out / part.id
+        folder = out / part.id
         fresh_folder(folder)
         (folder / "started").touch()
         emitter.send(folder / "started")  # from here on, candidate code may have run
@@ -938,7 +1176,7 @@ def main(argv: list[str] | None = None) -> int:
         pid = os.fork()
         if pid == 0:
             try:
-                run_problem(parts[index:], submission, args.out, data_fd)
+                run_problem(parts[index:], submission, out, data_fd)
             finally:
                 os._exit(70)
         code, sig, timed_out = wait_child(pid, part.timeout)
@@ -954,6 +1192,36 @@ def main(argv: list[str] | None = None) -> int:
         emitter.send_results(folder)
         os.close(part.fd)
     emitter.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--submission")
+    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--emit-tar", action="store_true")
+    parser.add_argument("--serve", type=int, metavar="K", help="serve up to K submissions")
+    args = parser.parse_args(argv)
+
+    data_fd = os.dup(1)
+    os.dup2(2, 1)
+    protect_worker()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # as PID 1, a child could otherwise send it
+    torch.set_num_threads(1)
+    if args.serve is not None:
+        from_host = os.dup(0)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        return serve(from_host, data_fd, args.out, args.serve)
+    if args.submission is None:
+        parser.error("--submission is required without --serve")
+    parts = read_job(0)
+    if os.read(0, 1):
+        raise ValueError("the job stream is longer than its index says")
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    run_submission(parts, os.path.realpath(args.submission), args.out, data_fd, args.emit_tar)
     return 0
 
 

@@ -6,7 +6,7 @@ import contextlib
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Protocol
+from typing import IO, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -36,6 +36,10 @@ class LimitOverrides:
     memory_mb: int | None = None
     wall_seconds: float | None = None
 
+
+Isolation = Literal["container", "warm", "process"]
+"""How submissions are kept apart: a container each, a warm worker's container serving one
+after another, or a local process (the local backend)."""
 
 STOPPED = "stopped: the batch was interrupted"
 
@@ -83,9 +87,14 @@ class Backend(Protocol):
     """Runs `grader/sandbox/worker.py` on one submission and returns when it is done."""
 
     name: str
+    isolation: Isolation
 
     def describe(self) -> dict[str, str]:
         """Facts recorded in every report (backend name, image id, torch version...)."""
         ...
 
     def run(self, job: WorkerJob) -> WorkerRun: ...
+
+    def close(self) -> None:
+        """Release what the backend keeps between runs (warm containers)."""
+        ...

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from grader.sandbox.backends import cleanup
-from grader.sandbox.backends.base import STOPPED, Limits, WorkerJob, WorkerRun, feed
+from grader.sandbox.backends.base import STOPPED, Isolation, Limits, WorkerJob, WorkerRun, feed
 from grader.sandbox.engine import LABEL, DockerError, docker, docker_binary, engine_reachable
 from grader.sandbox.image import DEFAULT_TAG, ImageError, image_exists, image_facts
 from grader.sandbox.ustar import UnsafeArchiveError, extract_results
@@ -64,10 +64,15 @@ def run_arguments(
     job: WorkerJob, name: str, image: str, command: Sequence[str] = WORKER_COMMAND
 ) -> list[str]:
     """The `docker run` arguments (after `docker`) for one job's container."""
-    lim = job.limits
     submission = job.submission_dir.resolve()
     if any(c in str(submission) for c in ',"\n'):
         raise ValueError(f"unsupported character in mount path {submission}")
+    mount = f"type=bind,source={submission},target=/submission,readonly"
+    return [*hardened_arguments(job.limits, name), "--mount", mount, image, *command]
+
+
+def hardened_arguments(lim: Limits, name: str) -> list[str]:
+    """Every `docker run` option of a sandbox container but the submission's mount."""
     args = [
         "run", "--name", name, "--label", f"{LABEL}=1", "--pull", "never",
         "--interactive", "--log-driver", "none",
@@ -78,7 +83,6 @@ def run_arguments(
         f"/out:rw,noexec,nosuid,nodev,size={lim.output_mb}m,"
         f"uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0700",
         "--shm-size", f"{SHM_MB}m",
-        "--mount", f"type=bind,source={submission},target=/submission,readonly",
         "--memory", f"{lim.memory_mb}m", "--memory-swap", f"{lim.memory_mb}m",
         "--cpus", f"{lim.cpus:g}",
         "--pids-limit", str(lim.pids),
@@ -94,10 +98,10 @@ def run_arguments(
     ]  # fmt: skip
     for key, value in SANDBOX_ENV.items():
         args += ["--env", f"{key}={value}"]
-    return [*args, image, *command]
+    return args
 
 
-def _make_readable(root: Path) -> None:
+def make_readable(root: Path) -> None:
     """Add the read (and directory search) bits the sandbox user needs; follow no links."""
     for dirpath, dirnames, filenames in os.walk(root):
         for name in [*dirnames, *filenames, ""]:
@@ -124,7 +128,7 @@ def unavailable_reason(image: str | None = None) -> str | None:
     return None
 
 
-class _Drain(threading.Thread):
+class Drain(threading.Thread):
     """Reads a pipe to its end, keeping at most `keep` bytes (in `sink` or in memory)."""
 
     def __init__(self, pipe: IO[bytes], keep: int, sink: IO[bytes] | None = None) -> None:
@@ -148,7 +152,7 @@ class _Drain(threading.Thread):
                 self.overflow.set()
 
 
-def _end_container(proc: subprocess.Popen[bytes], name: str) -> None:
+def end_container(proc: subprocess.Popen[bytes], name: str) -> None:
     """Kill the container and wait for its client, removing it if the client outlives the kill:
     a container that `docker run` created after the kill would otherwise run on."""
     docker(["kill", name], check=False)
@@ -166,6 +170,7 @@ class DockerBackend:
     """Backend that runs `grader/sandbox/worker.py` inside the sandbox image."""
 
     name = "docker"
+    isolation: Isolation = "container"
 
     def __init__(self, image: str | None = None, command: Sequence[str] = WORKER_COMMAND) -> None:
         self.image = image or DEFAULT_TAG
@@ -178,9 +183,18 @@ class DockerBackend:
             try:
                 facts = image_facts(self.image)
             except (ImageError, DockerError) as exc:
-                return {"backend": self.name, "image": self.image, "image_error": str(exc)}
-            self._facts = {"backend": self.name, "image": self.image, **facts.as_dict()}
+                failed = {"backend": self.name, "image": self.image, "image_error": str(exc)}
+                return {**failed, "isolation": self.isolation}
+            self._facts = {
+                "backend": self.name,
+                "image": self.image,
+                **facts.as_dict(),
+                "isolation": self.isolation,
+            }
         return dict(self._facts)
+
+    def close(self) -> None:
+        """Nothing to release: every container is removed when its run ends."""
 
     def run(self, job: WorkerJob) -> WorkerRun:
         """Run one container to completion and extract its result stream into `job.out_dir`.
@@ -193,7 +207,7 @@ class DockerBackend:
         env = {"backend": self.name, "image": self.image, "container": name}
         try:
             job.out_dir.mkdir(parents=True, exist_ok=True)
-            _make_readable(job.submission_dir)
+            make_readable(job.submission_dir)
             argv = [docker_binary(), *run_arguments(job, name, self.image, self.command)]
         except (OSError, ValueError, DockerError) as exc:
             return WorkerRun(exit_code=None, environment=env, fault=f"cannot start: {exc}")
@@ -209,7 +223,7 @@ class DockerBackend:
             run.environment = env
             if run.fault is None:  # what arrived before a timeout or a cut still counts
                 tar.seek(0)
-                self._extract(tar, job, run)
+                extract(tar, job, run)
         return run
 
     def _run_container(
@@ -228,8 +242,8 @@ class DockerBackend:
         )
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         feed(proc.stdin, job.job)
-        out = _Drain(proc.stdout, stdout_cap(limits), sink=tar)
-        err = _Drain(proc.stderr, limits.log_bytes)
+        out = Drain(proc.stdout, stdout_cap(limits), sink=tar)
+        err = Drain(proc.stderr, limits.log_bytes)
         out.start()
         err.start()
         deadline = start + limits.wall_seconds + STARTUP_GRACE_SECONDS
@@ -242,7 +256,7 @@ class DockerBackend:
                 break
             out.overflow.wait(0.05)
         if proc.poll() is None:
-            _end_container(proc, name)
+            end_container(proc, name)
         elapsed = time.monotonic() - start
         out.join(timeout=30)
         err.join(timeout=30)
@@ -260,7 +274,7 @@ class DockerBackend:
         if proc.returncode == 0 and not timed_out:
             run.exit_code = 0  # the worker's own clean exit: nothing to ask the engine
             return run
-        state = self._state(name)
+        state = container_state(name)
         if state is None or str(state.get("StartedAt", "0001")).startswith("0001"):
             run.fault = "container did not start: " + run.stderr.strip()[-2000:]
             return run
@@ -270,30 +284,32 @@ class DockerBackend:
         run.oom_killed = bool(state.get("OOMKilled", False))
         return run
 
-    @staticmethod
-    def _state(name: str) -> dict[str, Any] | None:
-        try:
-            raw = docker(["inspect", "--type", "container", "--format", "{{json .State}}", name])
-        except DockerError:
-            return None
-        state = json.loads(raw)
-        return state if isinstance(state, dict) else None
 
-    @staticmethod
-    def _extract(tar: IO[bytes], job: WorkerJob, run: WorkerRun) -> None:
-        limits = job.limits
-        try:
-            extract_results(
-                tar,
-                job.out_dir,
-                job.outputs,
-                max_bytes=limits.output_mb * MIB,
-                max_file_bytes=limits.file_size_mb * MIB,
-                max_members=MAX_MEMBERS,
-                seconds=EXTRACT_SECONDS,
-            )
-        except UnsafeArchiveError as exc:
-            rejected = f"result stream rejected: {exc}"
-            run.output_error = f"{run.output_error}; {rejected}" if run.output_error else rejected
-            tar.seek(0)
-            run.stdout = tar.read(limits.log_bytes).decode("utf-8", errors="replace")
+def container_state(name: str) -> dict[str, Any] | None:
+    """The engine's record of how a container ran, if it still has one."""
+    try:
+        raw = docker(["inspect", "--type", "container", "--format", "{{json .State}}", name])
+    except DockerError:
+        return None
+    state = json.loads(raw)
+    return state if isinstance(state, dict) else None
+
+
+def extract(tar: IO[bytes], job: WorkerJob, run: WorkerRun) -> None:
+    """Extract a result stream into `job.out_dir`; a rejected stream is noted in `run`."""
+    limits = job.limits
+    try:
+        extract_results(
+            tar,
+            job.out_dir,
+            job.outputs,
+            max_bytes=limits.output_mb * MIB,
+            max_file_bytes=limits.file_size_mb * MIB,
+            max_members=MAX_MEMBERS,
+            seconds=EXTRACT_SECONDS,
+        )
+    except UnsafeArchiveError as exc:
+        rejected = f"result stream rejected: {exc}"
+        run.output_error = f"{run.output_error}; {rejected}" if run.output_error else rejected
+        tar.seek(0)
+        run.stdout = tar.read(limits.log_bytes).decode("utf-8", errors="replace")

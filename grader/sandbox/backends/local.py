@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 from grader.sandbox.backends import launch
-from grader.sandbox.backends.base import STOPPED, Limits, WorkerJob, WorkerRun, feed
+from grader.sandbox.backends.base import STOPPED, Isolation, Limits, WorkerJob, WorkerRun, feed
 from grader.sandbox.paths import WORKER_FILE
 
 
@@ -118,6 +118,7 @@ class LocalBackend:
     """Runs the worker with this interpreter, in a new process group, with rlimits."""
 
     name = "local"
+    isolation: Isolation = "process"
 
     def __init__(self, user: str | None = None) -> None:
         self.user = pwd.getpwnam(user) if user is not None else None
@@ -128,6 +129,9 @@ class LocalBackend:
 
         isolation = "none (rlimits)" if self.user is None else f"user {self.user.pw_name} (rlimits)"
         return {"backend": self.name, "torch_version": torch.__version__, "isolation": isolation}
+
+    def close(self) -> None:
+        """Nothing to release: every worker is gone when its run ends."""
 
     def run(self, job: WorkerJob) -> WorkerRun:
         if self.user is None:

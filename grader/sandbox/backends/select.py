@@ -18,13 +18,14 @@ class BackendUnavailable(GraderError):
     """The asked-for backend cannot run here."""
 
 
-def make_backend(name: str, image: str | None = None) -> Backend:
-    """The backend called `name`; never a silent fall back from the sandbox to local."""
+def make_backend(name: str, image: str | None = None, isolation: str = "warm") -> Backend:
+    """The backend called `name`; never a silent fall back from the sandbox to local. Docker
+    keeps submissions apart in warm workers' containers or in a `container` each."""
     if name == "local":
         return LocalBackend()
-    from grader.sandbox.backends import docker
+    from grader.sandbox.backends import docker, warm
 
     reason = docker.unavailable_reason(image)
     if reason is not None:
         raise BackendUnavailable(f"the docker sandbox cannot run: {reason}. {HOW_TO_START}")
-    return docker.DockerBackend(image)
+    return warm.WarmBackend(image) if isolation == "warm" else docker.DockerBackend(image)

@@ -1,0 +1,217 @@
+"""Warm workers against the real engine: a submission graded in the same container just before
+another leaves nothing the other can see or suffer.
+
+The attacker plants what it can (a detached process that copies every later file it finds, files
+in /tmp, /dev/shm and /out, System V IPC objects, a POSIX shared memory segment, signal handlers,
+patched modules, a thread, environment variables) and runs the spy on itself: the control, which
+proves that each attack took and that the spy sees it. Then the victim is graded in the same
+container, and the spy after it: the victim's report equals its report from a container of its
+own, and the spy sees nothing of the attacker's. A second attacker lowers the worker's own
+limits (prlimit on PID 1): its container is replaced before the next submission.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from grader.courses.catalog import Catalog
+from grader.grade import Grader
+from grader.reports.models import SubmissionReport
+from grader.sandbox.backends.base import WorkerJob, WorkerRun
+from grader.sandbox.backends.docker import DockerBackend
+from grader.sandbox.backends.warm import WarmBackend
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.docker
+
+PROBLEMS = ["self_attention", "causal_attention", "split_heads"]
+VICTIM = ROOT / "submissions" / "complete"
+
+SPY = """
+import json, math, os, signal, threading, torch
+
+def spy():
+    ancestors, pid = set(), os.getpid()
+    while pid > 0:
+        ancestors.add(pid)
+        with open(f"/proc/{pid}/stat") as stat:
+            pid = int(stat.read().rsplit(")", 1)[1].split()[1])
+    ipc = {}
+    for kind in ("shm", "sem", "msg"):
+        with open(f"/proc/sysvipc/{kind}") as table:
+            ipc[kind] = len(table.readlines()) - 1
+    pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    found = {
+        "processes": sorted(set(pids) - ancestors),
+        "tmp": sorted(os.listdir("/tmp")),
+        "submission": sorted(os.listdir("/tmp/submission")),
+        "shm": sorted(os.listdir("/dev/shm")),
+        "out": sorted(os.listdir("/out")),
+        "ipc": ipc,
+        "handlers": {
+            s.name: getattr(signal.getsignal(s), "name", "a function")
+            for s in (signal.SIGTERM, signal.SIGUSR1)
+        },
+        "softmax": torch.softmax(torch.zeros(2), 0).tolist(),
+        "sqrt": math.sqrt(4.0),
+        "threads": len(os.listdir("/proc/self/task")),
+        "env": os.environ.get("PLANTED"),
+        "nofile": list(__import__("resource").getrlimit(__import__("resource").RLIMIT_NOFILE)),
+        "nice": os.getpriority(os.PRIO_PROCESS, 0),
+    }
+    print("SPY " + json.dumps(found), flush=True)
+"""
+
+ATTACK = """
+import ctypes, multiprocessing.shared_memory, shutil, time
+
+libc = ctypes.CDLL(None, use_errno=True)
+if os.fork() == 0:  # a detached thief: copies whatever a later submission brings
+    os.setsid()
+    if os.fork() == 0:
+        while True:
+            for source in ("/tmp/submission", "/out"):
+                try:
+                    shutil.copytree(source, "/dev/shm/loot" + source, dirs_exist_ok=True)
+                except Exception:
+                    pass
+            time.sleep(0.005)
+    os._exit(0)
+for folder in ("/tmp", "/dev/shm", "/out"):
+    with open(f"{folder}/planted", "w") as planted:
+        planted.write("left behind")
+os.makedirs("/tmp/locked/deeper")
+os.chmod("/tmp/locked", 0)
+os.mkfifo("/tmp/fifo")
+segment = multiprocessing.shared_memory.SharedMemory("posix_planted", create=True, size=4096)
+libc.shmget(0x1234, 4096, 0o1666)
+libc.semget(0x1235, 1, 0o1666)
+libc.msgget(0x1236, 0o1666)
+signal.signal(signal.SIGTERM, lambda *_: None)
+signal.signal(signal.SIGUSR1, lambda *_: None)
+torch.softmax = lambda x, dim: x * 0
+math.sqrt = lambda x: -1.0
+threading.Thread(target=time.sleep, args=(600,), daemon=True).start()
+os.environ["PLANTED"] = "1"
+time.sleep(0.2)
+spy()
+"""
+
+LIMITS_ATTACK = """
+import ctypes
+
+class Limit(ctypes.Structure):
+    _fields_ = [("soft", ctypes.c_uint64), ("hard", ctypes.c_uint64)]
+
+libc = ctypes.CDLL(None, use_errno=True)
+low = Limit(32, 32)
+print("PRLIMIT", libc.prlimit(1, 7, ctypes.byref(low), None), flush=True)  # RLIMIT_NOFILE
+os.setpriority(os.PRIO_PROCESS, 1, 10)
+"""
+
+
+def write(folder: Path, files: dict[str, str]) -> Path:
+    folder.mkdir()
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    return folder
+
+
+def spied(report: SubmissionReport, problem: str) -> dict[str, Any]:
+    stdout = report.problem(problem).stdout
+    assert "SPY " in stdout, report.problem(problem)
+    found: dict[str, Any] = json.loads(stdout.split("SPY ", 1)[1].splitlines()[0])
+    return found
+
+
+def comparable(report: SubmissionReport) -> dict[str, Any]:
+    """The report without when and how long it ran."""
+    data = report.model_dump(mode="json", exclude={"run"})
+    for problem in data["problems"]:
+        problem.pop("seconds")
+    return data
+
+
+class Recording(WarmBackend):
+    """The warm backend, noting which container served each run."""
+
+    def __init__(self, image: str) -> None:
+        super().__init__(image)
+        self.containers: list[str] = []
+
+    def run(self, job: WorkerJob) -> WorkerRun:
+        run = super().run(job)
+        self.containers.append(run.environment.get("container", ""))
+        return run
+
+
+CLEAN = {
+    "processes": [],
+    "tmp": ["submission"],
+    "submission": ["self_attention.py"],
+    "shm": [],
+    "out": ["self_attention", "worker.json"],
+    "ipc": {"shm": 0, "sem": 0, "msg": 0},
+    "handlers": {"SIGTERM": "SIG_DFL", "SIGUSR1": "SIG_DFL"},
+    "softmax": [0.5, 0.5],
+    "sqrt": 2.0,
+    "threads": 1,
+    "env": None,
+    "nofile": [1024, 1024],
+    "nice": 0,
+}
+
+
+def test_nothing_of_a_submission_reaches_the_next_in_a_warm_container(
+    sandbox_image: str, tmp_path: Path
+) -> None:
+    catalog = Catalog()
+    problems = [catalog.problems[p] for p in PROBLEMS]
+    attacker = write(
+        tmp_path / "attacker",
+        {"self_attention.py": SPY + ATTACK, "causal_attention.py": SPY + "spy()\n"},
+    )
+    spy_only = write(tmp_path / "spy", {"self_attention.py": SPY + "spy()\n"})
+    limits = write(tmp_path / "limits", {"self_attention.py": SPY + LIMITS_ATTACK})
+
+    alone = Grader(catalog, problems, DockerBackend(sandbox_image), seed=5)
+    try:
+        victim_alone = alone.grade(VICTIM)
+    finally:
+        alone.close()
+    backend = Recording(sandbox_image)
+    grader = Grader(catalog, problems, backend, seed=5)
+    try:
+        reports = [grader.grade(s) for s in (attacker, VICTIM, spy_only, limits, spy_only)]
+    finally:
+        grader.close()
+    attack, victim, after, lowered, after_limits = reports
+
+    assert backend.containers[0] == backend.containers[1] == backend.containers[2]
+    assert victim.run.isolation == "warm" and victim_alone.run.isolation == "container"
+    assert victim.total == victim.max_total
+    assert comparable(victim) == comparable(victim_alone)
+
+    # the control: every attack took, and the spy sees it
+    planted = spied(attack, "self_attention")
+    assert planted["processes"] and planted["threads"] == 2
+    assert {"planted", "locked", "fifo"} <= set(planted["tmp"])
+    assert {"planted", "posix_planted"} <= set(planted["shm"]) and "planted" in planted["out"]
+    assert planted["ipc"] == {"shm": 1, "sem": 1, "msg": 1}
+    assert planted["handlers"] == {"SIGTERM": "a function", "SIGUSR1": "a function"}
+    assert (planted["softmax"], planted["sqrt"], planted["env"]) == ([0.0, 0.0], -1.0, "1")
+    later_problem = spied(attack, "causal_attention")
+    assert "planted" in later_problem["tmp"] and later_problem["ipc"]["shm"] == 1
+    assert "loot" in later_problem["shm"]
+
+    # the next submissions in that container: nothing of it
+    assert spied(after, "self_attention") == CLEAN
+
+    # a lowered limit on the worker itself: the container is replaced
+    assert "PRLIMIT 0" in lowered.problem("self_attention").stdout
+    assert backend.containers[3] != backend.containers[4]
+    assert spied(after_limits, "self_attention") == CLEAN
