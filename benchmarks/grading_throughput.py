@@ -29,7 +29,6 @@ from pathlib import Path
 import click
 
 from grader.courses.catalog import Catalog
-
 from grader.grade import Grader
 from grader.reports.models import SubmissionReport
 from grader.sandbox.backends.base import Backend

@@ -110,6 +110,17 @@ def grade_path(
         return grade_batch(catalog, submissions, out_dir, settings, problems, students, listener)
 
 
+class Interrupted(GraderError):
+    """A batch stopped by Ctrl-C or SIGTERM once its running submissions were killed: the
+    reports written so far are kept, and `--resume` grades the rest with the same seed."""
+
+    def __init__(self, kept: int, left: int, out_dir: Path, exit_code: int) -> None:
+        self.kept, self.left, self.out_dir, self.exit_code = kept, left, out_dir, exit_code
+        super().__init__(
+            f"stopped: {kept} report(s) kept in {out_dir}, {left} submission(s) not graded"
+        )
+
+
 def grade_batch(
     catalog: Catalog,
     submissions: Sequence[Path],
@@ -138,16 +149,23 @@ def grade_batch(
         backend = make_backend(settings.backend, settings.image, settings.isolation)
         run_seed = draw_seed(seed)
         listener.note(f"Grading {len(todo)} submission(s) on {backend.name}, seed {run_seed}")
-        with (
-            Grader(catalog, selected, backend, run_seed, settings.limits) as grader,
-            listener.progress(len(todo)) as advance,
-        ):
+        written: list[SubmissionReport] = []
+        try:
+            with (
+                Grader(catalog, selected, backend, run_seed, settings.limits) as grader,
+                listener.progress(len(todo)) as advance,
+            ):
 
-            def done(report: SubmissionReport) -> None:
-                write_report(report, out_dir)
-                advance(f"{report.submission} {fraction(report.total, report.max_total)}")
+                def done(report: SubmissionReport) -> None:
+                    write_report(report, out_dir)
+                    written.append(report)
+                    advance(f"{report.submission} {fraction(report.total, report.max_total)}")
 
-            fresh = grader.grade_many(todo, settings.jobs, done, students)
+                fresh = grader.grade_many(todo, settings.jobs, done, students)
+        except (KeyboardInterrupt, SystemExit) as stop:
+            code = 130 if isinstance(stop, KeyboardInterrupt) else stop.code
+            kept = len(saved) + len(written)
+            raise Interrupted(kept, len(todo) - len(written), out_dir, int(code or 1)) from stop
         saved.update(zip(todo, fresh, strict=True))
     return [saved[s] for s in submissions]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import stat
 import subprocess
@@ -22,7 +23,7 @@ from grader.courses.paths import PROBLEMS_DIR
 from grader.courses.spec import Visibility
 from grader.platforms.classroom.workflow import workflow
 from grader.platforms.gradescope.autograder import build_autograder
-from grader.reports.models import read_report, write_report
+from grader.reports.models import SubmissionReport, read_report, write_report
 from grader.resume import saved_report
 from grader.sandbox.staging import content_hash, stage_submission
 from tests.reports import sample_reports
@@ -326,3 +327,40 @@ def test_a_broken_reference_is_a_grader_error(
         "Error: split_heads: the reference failed probe p0: ZeroDivisionError: division by zero"
     ], result.output
     assert "Traceback" not in result.output and not list(out.glob("*.json"))
+
+
+def test_an_interrupted_batch_keeps_its_reports_and_says_how_to_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C as the second report comes: the first is kept, the rest are not, and the printed
+    command grades exactly the rest with the batch's seed."""
+    batch = tmp_path / "class"
+    for name in ("ada", "bob", "cy"):
+        target = batch / name
+        target.mkdir(parents=True)
+        shutil.copyfile(PROBLEMS_DIR / "split_heads" / "reference.py", target / "split_heads.py")
+    out = tmp_path / "reports"
+    args = ["grade", str(batch), "--out", str(out), "--backend", "local", "--jobs", "1"]
+
+    def stop_at_the_second(report: SubmissionReport, folder: Path) -> Path:
+        if list(folder.glob("*.json")):
+            raise KeyboardInterrupt
+        return write_report(report, folder)
+
+    with monkeypatch.context() as patch:
+        patch.setattr("grader.api.write_report", stop_at_the_second)
+        code, text = run(*args)
+    assert code == 130, text
+    assert "stopped: 1 report(s) kept in" in text and "2 submission(s) not graded" in text
+    assert "Aborted" not in text and "Traceback" not in text
+    again = text.split("Grade the rest with: ", 1)[1].split("\n")[0].replace("\n", "")
+    assert again.endswith("--resume")
+    kept = {p.name: p.read_text() for p in out.glob("*.json")}
+    assert list(kept) == ["ada.json"]
+    code, text = run(*shlex.split(again)[1:])
+    assert code == 0, text
+    assert "Resuming: 1 submission(s) already graded" in text
+    assert sorted(p.name for p in out.glob("*.json")) == ["ada.json", "bob.json", "cy.json"]
+    assert (out / "ada.json").read_text() == kept["ada.json"]
+    seeds = {read_report(p).run.seed for p in out.glob("*.json")}
+    assert len(seeds) == 1

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -39,8 +40,29 @@ class Failed(click.ClickException):
     exit_code = 2
 
 
+class Stopped(click.ClickException):
+    """A batch stopped by a signal: what was kept, and the command that grades the rest."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
 class Commands(click.Group):
-    """The command group that turns every `GraderError` of its commands into `Failed`."""
+    """The command group that turns every `GraderError` of its commands into `Failed`, and
+    keeps the arguments it was given (`resume_command` repeats them)."""
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        argv = list(args)
+        ctx = super().make_context(info_name, args, parent, **extra)
+        ctx.meta["argv"] = argv
+        return ctx
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -121,6 +143,12 @@ def render(
     shown = api.revealed(reveal, course)
     for path in api.render(reports, formats, out_dir, shown, cast(SuiteBy, junit_by), click.echo):
         click.echo(f"wrote {path}", err=True)
+
+
+def resume_command() -> str:
+    """This command line again, with `--resume`: it grades what is left with the same seed."""
+    argv: list[str] = click.get_current_context().meta.get("argv", [])
+    return shlex.join(["grader", *argv, *([] if "--resume" in argv else ["--resume"])])
 
 
 @click.group(cls=Commands)
@@ -309,7 +337,10 @@ def grade(
         warn=lambda line: click.secho(line, fg="yellow", err=True),
         progress=progress,
     )
-    reports = api.grade_path(catalog, path, out_dir, settings, problems, listener)
+    try:
+        reports = api.grade_path(catalog, path, out_dir, settings, problems, listener)
+    except api.Interrupted as stop:
+        raise Stopped(f"{stop}. Grade the rest with: {resume_command()}", stop.exit_code) from stop
     render(reports, formats, out_dir, reveal, course, junit_by)
     if "github-classroom" not in formats:
         print_scores(reports, {p.spec.id: p.spec.number for p in catalog.problems.values()})
