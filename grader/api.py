@@ -8,6 +8,7 @@ tensors is imported by the functions that grade, so that rendering starts withou
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
@@ -60,6 +61,7 @@ class Settings:
     seed: int | None = None  # None: a random seed (or, resuming, the saved batch's)
     limits: LimitOverrides = field(default_factory=LimitOverrides)
     resume: bool = False  # reuse saved reports that are still valid
+    shard: Shard | None = None  # grade only this slice of the batch (needs a seed)
     isolation: str = "warm"  # docker: warm workers, or a fresh `container` per submission
 
 
@@ -107,7 +109,27 @@ def grade_path(
             raise GraderError(f"no submissions in {path}")
         students = {s.path: s.student for s in export.submissions if s.student is not None}
         submissions = [s.path for s in export.submissions]
+        shard = settings.shard
+        if shard is not None:
+            if settings.seed is None:
+                raise GraderError("--shard needs --seed: every shard must grade with one seed")
+            submissions = [s for s in submissions if shard.holds(s.name)]
+            out_dir.mkdir(parents=True, exist_ok=True)  # an empty slice is a shard too
+            listener.note(f"Shard {shard.index}/{shard.count}: {len(submissions)} submission(s)")
         return grade_batch(catalog, submissions, out_dir, settings, problems, students, listener)
+
+
+@dataclass(frozen=True)
+class Shard:
+    """The `index`-th (from 1) of `count` stable slices of a batch: a submission's slice
+    depends on its name alone, so every machine agrees whatever order it lists them in."""
+
+    index: int
+    count: int
+
+    def holds(self, name: str) -> bool:
+        digest = hashlib.sha256(name.encode("utf-8")).digest()
+        return int.from_bytes(digest[:8], "big") % self.count == self.index - 1
 
 
 class Interrupted(GraderError):
@@ -225,6 +247,27 @@ def saved_reports(folder: Path) -> list[SubmissionReport]:
     if not reports:
         raise GraderError(f"no submission reports in {folder}")
     return reports
+
+
+def merged_reports(folders: Sequence[Path]) -> list[SubmissionReport]:
+    """The reports of a batch's shards as one batch, by submission name; refused when the
+    shards were graded with different seeds or problems, or share a submission."""
+    reports: dict[str, SubmissionReport] = {}
+    for folder in folders:
+        for report in read_reports(folder):
+            if report.submission in reports:
+                raise GraderError(f"{report.submission} is in more than one shard ({folder})")
+            reports[report.submission] = report
+    batch = list(reports.values())
+    if not batch:
+        raise GraderError(f"no submission reports in {', '.join(map(str, folders))}")
+    seeds = sorted({r.run.seed for r in batch})
+    if len(seeds) > 1:
+        raise GraderError(f"the shards were graded with different seeds: {seeds}")
+    problems = {tuple((p.problem, p.max_score) for p in r.problems) for r in batch}
+    if len(problems) > 1:
+        raise GraderError("the shards were graded on different courses or problems")
+    return [reports[name] for name in sorted(reports)]
 
 
 def render(

@@ -364,3 +364,42 @@ def test_an_interrupted_batch_keeps_its_reports_and_says_how_to_resume(
     assert (out / "ada.json").read_text() == kept["ada.json"]
     seeds = {read_report(p).run.seed for p in out.glob("*.json")}
     assert len(seeds) == 1
+
+
+def test_three_shards_merge_into_the_gradebook_of_one_run(tmp_path: Path) -> None:
+    """`--shard K/N` slices a batch the same way on every machine; `report` merges the slices'
+    folders into the gradebook one unsharded run with the same seed writes."""
+    batch = tmp_path / "class"
+    for example in sorted((ROOT / "submissions").iterdir()):
+        for copy in range(3):
+            shutil.copytree(example, batch / f"{example.name}_{copy}")
+    common = ["--backend", "local", "--seed", "11", "--jobs", "2", "--problem", "split_heads"]
+    code, text = run("grade", str(batch), "--out", str(tmp_path / "whole"), *common)
+    assert code == 0, text
+    shards = [tmp_path / f"shard{k}" for k in (1, 2, 3)]
+    for k, out in enumerate(shards, 1):
+        code, text = run("grade", str(batch), "--out", str(out), "--shard", f"{k}/3", *common)
+        assert code == 0, text
+        assert f"Shard {k}/3:" in text
+    graded = [sorted(p.stem for p in out.glob("*.json")) for out in shards]
+    every = [name for names in graded for name in names]
+    assert sorted(every) == sorted(p.name for p in batch.iterdir())  # a partition
+    assert sum(bool(names) for names in graded) >= 2
+    merged = tmp_path / "merged"
+    code, text = run("report", *map(str, shards), "--out", str(merged), "--format", "csv")
+    assert code == 0, text
+    assert (merged / "summary.csv").read_text() == (tmp_path / "whole" / "summary.csv").read_text()
+    assert len(list(merged.glob("*.json"))) == 9
+
+    other = tmp_path / "other_seed"
+    args = ["grade", str(batch), "--out", str(other), "--shard", "1/3", *common[:2]]
+    code, text = run(*args, "--seed", "12", "--problem", "split_heads")
+    assert code == 0, text
+    code, text = run("report", str(other), str(shards[1]), str(shards[2]), "--out", str(merged))
+    assert code == 2 and "different seeds" in text
+    code, text = run(
+        "grade", str(batch), "--out", str(other), "--shard", "1/3", "--backend", "local"
+    )
+    assert code == 2 and "--shard needs --seed" in text
+    code, text = run("grade", str(batch), "--shard", "4/3", "--backend", "local")
+    assert code == 2 and "1 <= K <= N" in text

@@ -86,6 +86,18 @@ def full_course(course: Path | None) -> Catalog:
     return found.catalog
 
 
+def parse_shard(
+    ctx: click.Context, param: click.Parameter, value: str | None
+) -> tuple[int, int] | None:
+    """`--shard 2/3` -> (2, 3): the second of three slices."""
+    if value is None:
+        return None
+    index, _, count = value.partition("/")
+    if not (index.isdigit() and count.isdigit() and 1 <= int(index) <= int(count)):
+        raise click.BadParameter(f"{value!r}: give K/N with 1 <= K <= N, e.g. 2/3", ctx, param)
+    return int(index), int(count)
+
+
 def split_formats(
     ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
 ) -> tuple[str, ...]:
@@ -300,6 +312,13 @@ def check(
     is_flag=True,
     help="Skip submissions whose saved report has this grader version and content.",
 )
+@click.option(
+    "--shard",
+    callback=parse_shard,
+    metavar="K/N",
+    help="Grade only the K-th of N stable slices of the batch (with --seed; merge the shards' "
+    "outputs with `grader report OUT1 OUT2 ... --out DIR`).",
+)
 @format_options
 def grade(
     path: Path,
@@ -313,6 +332,7 @@ def grade(
     timeout: float | None,
     memory_mb: int | None,
     resume: bool,
+    shard: tuple[int, int] | None,
     formats: tuple[str, ...],
     reveal: bool,
     course: Path | None,
@@ -331,7 +351,16 @@ def grade(
             err=True,
         )
     limits = LimitOverrides(timeout, memory_mb)
-    settings = api.Settings(backend, image, jobs, seed, limits, resume, isolation)
+    settings = api.Settings(
+        backend,
+        image,
+        jobs,
+        seed,
+        limits,
+        resume,
+        isolation=isolation,
+        shard=api.Shard(*shard) if shard else None,
+    )
     listener = api.Listener(
         note=lambda line: click.echo(line, err=True),
         warn=lambda line: click.secho(line, fg="yellow", err=True),
@@ -351,30 +380,48 @@ def grade(
 
 
 @cli.command()
-@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument(
+    "directories",
+    nargs=-1,
+    required=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+)
 @click.option(
     "--out",
     "out_dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Where outputs go (default: DIRECTORY).",
+    help="Where outputs go (default: DIRECTORY; required to merge several).",
 )
 @format_options
 def report(
-    directory: Path,
+    directories: tuple[Path, ...],
     out_dir: Path | None,
     formats: tuple[str, ...],
     reveal: bool,
     course: Path | None,
     junit_by: str,
 ) -> None:
-    """Render outputs again from the JSON reports saved in DIRECTORY, without regrading.
+    """Render outputs again from the JSON reports saved in DIRECTORY, without regrading; or
+    merge the output folders of a batch's shards into one (`--out` then says where).
 
     The gradebook CSV is always written; --format adds more.
     """
     from grader import api
+    from grader.reports.models import write_report
 
-    render(api.saved_reports(directory), formats, out_dir or directory, reveal, course, junit_by)
+    if len(directories) == 1:
+        (directory,) = directories
+        reports = api.saved_reports(directory)
+        render(reports, formats, out_dir or directory, reveal, course, junit_by)
+        return
+    if out_dir is None:
+        raise GraderError("merging shards needs --out: the folder of the merged outputs")
+    reports = api.merged_reports(directories)
+    for merged in reports:
+        write_report(merged, out_dir)
+    render(reports, formats, out_dir, reveal, course, junit_by)
+    click.echo(f"merged {len(reports)} report(s) from {len(directories)} shards", err=True)
 
 
 @cli.command()
