@@ -287,12 +287,25 @@ def test_formats_take_commas(tmp_path: Path) -> None:
     assert all((tmp_path / name).is_file() for name in ("summary.md", "junit.xml", "report.html"))
 
 
-@pytest.mark.parametrize("args", [["--help"], ["schema"], ["sandbox", "--help"], ["report"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--help"],
+        ["schema"],
+        ["sandbox", "--help"],
+        ["report"],
+        ["problems"],
+        ["show", "split_heads"],
+        ["init", "split_heads"],
+    ],
+)
 def test_commands_that_run_no_tensors_start_without_torch(args: list[str], tmp_path: Path) -> None:
     """Importing torch takes about a second: commands that run no tensors never import it."""
     if args == ["report"]:
         write_report(sample_reports()[0], tmp_path)
         args = ["report", str(tmp_path)]
+    if args[0] == "init":
+        args = [*args, str(tmp_path / "work")]
     code = (
         "import sys\nfrom grader.cli.main import cli\n"
         f"try:\n    cli({args!r})\nexcept SystemExit as exit:\n    assert not exit.code, exit\n"

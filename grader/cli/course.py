@@ -23,6 +23,7 @@ def course_option(f: click.decorators.FC) -> click.decorators.FC:
     )(f)
 
 
-def opened(course: Path | None) -> OpenCourse:
-    """The course; a `GraderError` names the file and the field at fault."""
-    return open_course(course)
+def opened(course: Path | None, checked: bool = True) -> OpenCourse:
+    """The course (`checked`: its specs bound to their checks, which import torch); a
+    `GraderError` names the file and the field at fault."""
+    return open_course(course, checked)

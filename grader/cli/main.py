@@ -71,9 +71,10 @@ class Commands(click.Group):
             raise Failed(str(exc)) from exc
 
 
-def load_catalog(course: Path | None) -> Catalog:
-    """The catalog of the course `--course` names (default: the built-in course)."""
-    return opened(course).catalog
+def load_catalog(course: Path | None, checked: bool = True) -> Catalog:
+    """The catalog of the course `--course` names (default: the built-in course); unchecked
+    for commands that only read problems, which then start without torch."""
+    return opened(course, checked).catalog
 
 
 def full_course(course: Path | None) -> Catalog:
@@ -176,7 +177,7 @@ def cli() -> None:
 @course_option
 def problems(course: Path | None) -> None:
     """List the course's problems and their points."""
-    selected = list(load_catalog(course).problems.values())
+    selected = list(load_catalog(course, checked=False).problems.values())
     width = max((len(p.spec.id) for p in selected), default=0)
     for problem in selected:
         spec = problem.spec
@@ -194,7 +195,7 @@ def show(problem: str, course: Path | None) -> None:
     """Show PROBLEM's statement, contract and starter file."""
     from grader.reports.problem import describe
 
-    (chosen,) = load_catalog(course).select([problem])
+    (chosen,) = load_catalog(course, checked=False).select([problem])
     click.echo(describe(chosen))
 
 
@@ -204,7 +205,7 @@ def show(problem: str, course: Path | None) -> None:
 @course_option
 def init(problem: str, directory: Path, course: Path | None) -> None:
     """Write PROBLEM's starter file into DIRECTORY (never over an existing file)."""
-    (chosen,) = load_catalog(course).select([problem])
+    (chosen,) = load_catalog(course, checked=False).select([problem])
     path = directory / chosen.spec.entry
     if path.exists():
         raise GraderError(f"{path} exists: not overwritten")

@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from grader.courses.paths import PROBLEMS_DIR
 from grader.courses.spec import ProblemSpec, SpecError, Visibility, load_spec
 from grader.courses.trusted import import_file
-from grader.verdict.checks import CHECKS, Check
-from grader.verdict.checks.base import own_checks
-from grader.verdict.diagnose import FORMS, MISTAKES
-from grader.verdict.reference import LiveReference, ReferenceSource
+
+if TYPE_CHECKING:  # the checks import torch: only grading and validating load them
+    from grader.verdict.checks import Check
+    from grader.verdict.reference import ReferenceSource
 
 
 @dataclass
@@ -30,6 +30,8 @@ class Problem:
     @property
     def library(self) -> dict[str, type[Check]]:
         """The checks this problem's spec may declare: the library's and its own."""
+        from grader.verdict.checks import CHECKS
+
         return {**CHECKS, **self.own_checks}
 
     def checks(self) -> list[Check]:
@@ -50,12 +52,14 @@ class Problem:
         return (self.folder / "starter.py").read_text(encoding="utf-8")
 
 
-def load_problem(folder: Path) -> Problem:
-    """One problem folder: its spec (checked against the library and its own `checks.py`), its
-    reference, statement and starter."""
+def load_problem(folder: Path, checked: bool = True) -> Problem:
+    """One problem folder: its spec (`checked` against the library and its own `checks.py`),
+    its reference, statement and starter. Unchecked, nothing that runs tensors is imported."""
     spec_path = folder / "spec.toml"
     own: dict[str, type[Check]] = {}
-    if (folder / "checks.py").is_file():
+    if checked and (folder / "checks.py").is_file():
+        from grader.verdict.checks.base import own_checks
+
         try:
             with own_checks() as own:
                 import_file(folder / "checks.py", f"problem_checks_{folder.name}")
@@ -69,12 +73,15 @@ def load_problem(folder: Path) -> Problem:
         if not (folder / required).is_file():
             raise SpecError(f"{spec_path}: the problem has no {required}")
     problem = Problem(spec, folder, reference, own)
-    validate(problem, spec_path)
+    if checked:
+        validate(problem, spec_path)
     return problem
 
 
 def validate(problem: Problem, path: Path) -> None:
     """Every check and the diagnosis of a problem's spec are known, with params they accept."""
+    from grader.verdict.diagnose import FORMS, MISTAKES
+
     spec, library = problem.spec, problem.library
     for check in spec.checks:
         if check.check not in library:
@@ -99,8 +106,8 @@ class Catalog:
 
     seed: int | None = None  # the one seed a candidate kit's records hold
 
-    def __init__(self, problems_dir: Path = PROBLEMS_DIR) -> None:
-        found = [load_problem(p.parent) for p in sorted(problems_dir.glob("*/spec.toml"))]
+    def __init__(self, problems_dir: Path = PROBLEMS_DIR, checked: bool = True) -> None:
+        found = [load_problem(p.parent, checked) for p in sorted(problems_dir.glob("*/spec.toml"))]
         self.problems: dict[str, Problem] = {}
         self.add(sorted(found, key=lambda p: (p.spec.number, p.spec.id)))
 
@@ -136,6 +143,8 @@ class Catalog:
 
     def reference_source(self) -> ReferenceSource:
         """What plans learn of the reference: here, the reference solutions themselves."""
+        from grader.verdict.reference import LiveReference
+
         return LiveReference(self.reference_file)
 
     def select(self, ids: list[str] | None) -> list[Problem]:

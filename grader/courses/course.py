@@ -52,25 +52,28 @@ class OpenCourse:
     catalog: Catalog
 
 
-def open_course(path: Path | None) -> OpenCourse:
-    """A course folder or a candidate kit with its problems; errors name the file and field."""
+def open_course(path: Path | None, checked: bool = True) -> OpenCourse:
+    """A course folder or a candidate kit with its problems; errors name the file and field.
+    Unchecked (to list or show problems), specs are not bound to their checks."""
     folder, course_file = course_paths(path)
     if (folder / KIT_FILE).is_file():
         from grader.courses.kit import open_kit
 
         return OpenCourse(folder, load_course(course_file), open_kit(folder))
     course = load_course(course_file)
-    return OpenCourse(folder, course, course_catalog(folder, course_file, course))
+    return OpenCourse(folder, course, course_catalog(folder, course_file, course, checked))
 
 
-def course_catalog(folder: Path, course_file: Path, course: Course) -> Catalog:
+def course_catalog(
+    folder: Path, course_file: Path, course: Course, checked: bool = True
+) -> Catalog:
     from grader.courses.catalog import Catalog
 
     own = folder / "problems"
     if course.problems is None:
-        return Catalog(own if own.is_dir() else PROBLEMS_DIR)
+        return Catalog(own if own.is_dir() else PROBLEMS_DIR, checked)
     problems = [
-        course_problem(folder, course_file, index, entry)
+        course_problem(folder, course_file, index, entry, checked)
         for index, entry in enumerate(course.problems)
     ]
     try:
@@ -79,7 +82,9 @@ def course_catalog(folder: Path, course_file: Path, course: Course) -> Catalog:
         raise CourseError(f"{course_file}: {exc}") from exc
 
 
-def course_problem(folder: Path, course_file: Path, index: int, entry: ProblemEntry) -> Problem:
+def course_problem(
+    folder: Path, course_file: Path, index: int, entry: ProblemEntry, checked: bool = True
+) -> Problem:
     """One `[[problems]]` entry: the problem's folder, loaded, with the course's changes."""
     from grader.courses.catalog import load_problem
 
@@ -90,7 +95,7 @@ def course_problem(folder: Path, course_file: Path, index: int, entry: ProblemEn
         raise CourseError(
             f"{where}.id: no problem {entry.id!r} in {home} (there: {', '.join(known) or 'none'})"
         )
-    return changed(load_problem(home / entry.id), entry, where)
+    return changed(load_problem(home / entry.id, checked), entry, where)
 
 
 def changed(problem: Problem, entry: ProblemEntry, where: str) -> Problem:
