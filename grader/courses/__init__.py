@@ -1,6 +1,8 @@
 """Courses: the problems a grader knows, as data.
 
-Owns a problem's spec (`spec.py`), the catalog of a course's problems with their references
-and checks (`catalog.py`), the course file (`coursefile.py`) and where the built-in course
-lives (`paths.py`). A problem is added by adding files, not code.
+Owns a problem's spec (`spec.py`), a catalog of problem folders with their references and
+checks (`catalog.py`), the course file (`coursefile.py`), a course folder and the problems it
+sets (`course.py`), the candidate kit written by `grader release` (`release.py`) and read back
+(`kit.py`), the scaffold of a new problem (`scaffold.py`) and where the built-in course lives
+inside the package (`paths.py`). A problem is added by adding files, not code.
 """
