@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -190,3 +191,16 @@ def test_a_scaffolded_problem_validates_in_a_new_course(tmp_path: Path) -> None:
     out = run("validate", "--course", str(course), "--jobs", "2")
     assert "4 passed, 0 failed (1 problems, 1 mutants)" in out
     assert "exists" in run("new", "scaled", "--course", str(course), ok=(2,))
+
+
+def test_the_gradescope_zip_packs_the_full_course(course: Path, tmp_path: Path) -> None:
+    run("gradescope", "build", "--course", str(course), "--out", str(tmp_path / "a.zip"))
+    with zipfile.ZipFile(tmp_path / "a.zip") as archive:
+        names = set(archive.namelist())
+        script = archive.read("run_autograder").decode()
+    assert {"course/course.toml", "course/problems/doubling/reference.py"} <= names
+    assert "grader/grader/courses/attention/course.toml" in names
+    assert "--course /autograder/source/course" in script
+    run("gradescope", "build", "--out", str(tmp_path / "b.zip"))
+    with zipfile.ZipFile(tmp_path / "b.zip") as archive:
+        assert not any(n.startswith("course/") for n in archive.namelist())
