@@ -83,7 +83,8 @@ def grader(
     limits: LimitOverrides | None = None,
 ) -> Grader:
     """A `Grader` of `problems` (a context manager), for grading submissions one by one."""
-    from grader.grade import Grader, draw_seed
+    from grader.grade import Grader
+    from grader.verdict.plan import draw_seed
 
     selected = catalog.select(list(problems))
     return Grader(catalog, selected, make_backend(backend, image), draw_seed(seed), limits)
@@ -166,7 +167,8 @@ def grade_batch(
         listener.note(f"Resuming: {len(saved)} submission(s) already graded")
     todo = [s for s in submissions if s not in saved]
     if todo:
-        from grader.grade import Grader, draw_seed
+        from grader.grade import Grader
+        from grader.verdict.plan import draw_seed
 
         backend = make_backend(settings.backend, settings.image, settings.isolation)
         run_seed = draw_seed(seed)
@@ -202,8 +204,8 @@ def check(
 ) -> Feedback:
     """A candidate's own check of `path` on the checks they may see (by default on every
     problem with a file there)."""
-    from grader.grade import draw_seed
     from grader.selfcheck import attempted, check_submission
+    from grader.verdict.plan import draw_seed
 
     selected = catalog.select(list(problems)) if problems else attempted(catalog, path)
     view, unseen = check_submission(
@@ -219,7 +221,7 @@ def check(
 
 def kit_seed(catalog: Catalog, seed: int | None) -> int | None:
     """A candidate kit judges on the inputs it recorded, drawn with its own seed."""
-    return catalog.seed if catalog.seed is not None else seed
+    return catalog.seed if catalog.is_kit else seed
 
 
 def validate(

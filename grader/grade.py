@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import secrets
 import shutil
 import tempfile
 import threading
@@ -29,11 +28,6 @@ from grader.verdict.judge import judge_problem
 from grader.verdict.prepare import Prepared, prepare
 
 STARTUP_SECONDS = 60.0
-
-
-def draw_seed(seed: int | None = None) -> int:
-    """`seed`, or a fresh random one when none is given."""
-    return seed if seed is not None else secrets.randbelow(2**31)
 
 
 def scratch_root() -> str | None:

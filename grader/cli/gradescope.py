@@ -46,7 +46,7 @@ def gradescope_build(out: Path, wheelhouse: Path | None, course: Path | None) ->
     from grader.platforms.gradescope.autograder import build_autograder
 
     found = opened(course)  # proves the course loads before it is packed
-    if found.catalog.seed is not None:
+    if found.catalog.is_kit:
         raise GraderError(f"{found.folder} is a candidate kit: pack the full course")
     packed = None if found.folder.resolve() == BUILTIN_COURSE.resolve() else found.folder
     click.echo(f"wrote {build_autograder(out, packed, wheelhouse)}")

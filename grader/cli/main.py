@@ -80,7 +80,7 @@ def load_catalog(course: Path | None, checked: bool = True) -> Catalog:
 def full_course(course: Path | None) -> Catalog:
     """The course's catalog, refusing a candidate kit: it holds the visible checks only."""
     found = opened(course)
-    if found.catalog.seed is not None:
+    if found.catalog.is_kit:
         raise GraderError(
             f"{found.folder} is a candidate kit (visible checks only): give the full course"
         )
@@ -345,7 +345,7 @@ def grade(
     from grader.reports.terminal import print_scores, progress
 
     catalog = load_catalog(course)
-    if catalog.seed is not None:
+    if catalog.is_kit:
         click.secho(
             "a candidate kit: grading its visible checks only (feedback, not credit)",
             fg="yellow",

@@ -106,6 +106,11 @@ class Catalog:
 
     seed: int | None = None  # the one seed a candidate kit's records hold
 
+    @property
+    def is_kit(self) -> bool:
+        """A candidate kit: the visible checks only, judged against recorded answers."""
+        return self.seed is not None
+
     def __init__(self, problems_dir: Path = PROBLEMS_DIR, checked: bool = True) -> None:
         found = [load_problem(p.parent, checked) for p in sorted(problems_dir.glob("*/spec.toml"))]
         self.problems: dict[str, Problem] = {}

@@ -41,10 +41,6 @@ def read_course(path: Path | None) -> Course:
     return load_course(course_paths(path)[1])
 
 
-def is_kit(path: Path | None) -> bool:
-    return path is not None and (course_paths(path)[0] / KIT_FILE).is_file()
-
-
 @dataclass(frozen=True)
 class OpenCourse:
     folder: Path

@@ -11,7 +11,6 @@ inputs, replayed by the grader's own forms (`grader/verdict/diagnose.py`).
 from __future__ import annotations
 
 import json
-import secrets
 import shutil
 from pathlib import Path
 
@@ -31,6 +30,7 @@ from grader.courses.kit import (
     RecordedOutcome,
 )
 from grader.courses.spec import Visibility
+from grader.verdict.plan import draw_seed
 from grader.verdict.prepare import prepare
 from grader.verdict.reference import Recorder
 
@@ -50,9 +50,9 @@ def release(course: OpenCourse, out: Path, seed: int | None = None) -> Path:
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise CourseError(f"{out}: exists and is not an empty folder: give a new one")
     catalog = course.catalog
-    if catalog.seed is not None:
+    if catalog.is_kit:
         raise CourseError(f"{course.folder} is a candidate kit already: release the full course")
-    seed = seed if seed is not None else secrets.randbelow(2**31)
+    seed = draw_seed(seed)
     shown = [p.restricted(SHOWN) for p in catalog.problems.values()]
     recorder = Recorder(catalog.reference_source())
     prepared = prepare(catalog, shown, seed, recorder)

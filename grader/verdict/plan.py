@@ -7,6 +7,7 @@ run (seed) and problem, and is the same for every submission of the batch.
 from __future__ import annotations
 
 import json
+import secrets
 import zlib
 from typing import Any, Literal
 
@@ -41,6 +42,11 @@ def draw(seed: int, label: str, shape: list[int], scale: float = 1.0) -> torch.T
         (seed * 1_000_003 + zlib.crc32(label.encode())) % 2**63
     )
     return torch.randn(shape, generator=generator, dtype=torch.float32) * scale
+
+
+def draw_seed(seed: int | None = None) -> int:
+    """`seed`, or a fresh random one when none is given."""
+    return seed if seed is not None else secrets.randbelow(2**31)
 
 
 class Plan:

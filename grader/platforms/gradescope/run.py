@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.courses.catalog import Catalog
-from grader.grade import Grader, draw_seed
+from grader.grade import Grader
 from grader.platforms.gradescope.results import gradescope_results
 from grader.reports.models import SubmissionReport
 from grader.sandbox.backends.local import LocalBackend
+from grader.verdict.plan import draw_seed
 
 IGNORED = {"__MACOSX"}  # what macOS's zip adds beside the real folder
 SHOWN = 10  # names of the upload's content listed when no problem file is found
