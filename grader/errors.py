@@ -10,3 +10,8 @@ one: it is a verdict in the report. Every layer may import this module.
 
 class GraderError(Exception):
     """The grader could not do what it was asked (never a candidate's mistake)."""
+
+
+class GraderFault(GraderError):
+    """Something on the grader's side failed (a reference that fails its own probes): never
+    the candidate's zero."""

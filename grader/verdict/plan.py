@@ -14,6 +14,7 @@ from typing import Any, Literal
 import torch
 
 from grader.courses.spec import Config, ModuleArg, ProblemSpec, TensorArg
+from grader.errors import GraderFault
 from grader.sandbox.worker import (
     Argument,
     Call,
@@ -209,8 +210,8 @@ class Plan:
         }
         result, _ = self.source.run(self.spec.id, probe, self.tensors)
         if result["error"] is not None:
-            raise RuntimeError(
-                f"{self.spec.id}: reference failed on {config.id}: {result['error']}"
+            raise GraderFault(
+                f"{self.spec.id}: the reference failed on {config.id}: {result['error']}"
             )
         output = result["calls"][0]["outputs"][0]
         assert output["kind"] == "tensor", output

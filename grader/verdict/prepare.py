@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from grader.errors import GraderError
+from grader.errors import GraderFault
 from grader.sandbox.results import ProbeData, ProbeResult
 from grader.verdict.checks import Check
 from grader.verdict.plan import Plan
@@ -15,10 +15,6 @@ from grader.verdict.reference import ReferenceSource
 
 if TYPE_CHECKING:
     from grader.courses.catalog import Catalog, Problem
-
-
-class GraderFault(GraderError):
-    """Something on the grader's side failed: never the candidate's zero."""
 
 
 @dataclass
