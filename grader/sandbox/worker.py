@@ -1139,12 +1139,7 @@ def serve(from_host: int, channel: int, out: Path, count: int) -> int:
     if os.getpid() != 1:
         raise SystemExit("--serve runs only as PID 1 of a container: it kills every other process")
     warm_up()
-    about = {
-        "version": PROTOCOL_VERSION,
-        "torch": torch.__version__,
-        "python": sys.version.split()[0],
-    }
-    send_frame(channel, b"R", json.dumps(about).encode())
+    send_frame(channel, b"R", json.dumps(worker_report()).encode())
     for _ in range(count):
         header = read_submission(from_host, SUBMISSION_DIR)
         if not header:
@@ -1154,18 +1149,22 @@ def serve(from_host: int, channel: int, out: Path, count: int) -> int:
     return 0
 
 
+def worker_report() -> WorkerReport:
+    """What this worker is: its protocol version and the torch and Python it runs."""
+    return {
+        "version": PROTOCOL_VERSION,
+        "torch": torch.__version__,
+        "python": sys.version.split()[0],
+    }
+
+
 def run_submission(
     parts: list[Part], submission: str, out: Path, data_fd: int, stream: bool
 ) -> None:
     """Run each problem of the job in a child of its own, one after another, and send (or
     leave) each problem's files as soon as its processes are gone."""
     emitter = Emitter(out, data_fd, stream)
-    about: WorkerReport = {
-        "version": PROTOCOL_VERSION,
-        "torch": torch.__version__,
-        "python": sys.version.split()[0],
-    }
-    write_json(out / "worker.json", about)
+    write_json(out / "worker.json", worker_report())
     emitter.send(out / "worker.json")
     for index, part in enumerate(parts):
         folder = out / part.id
