@@ -35,15 +35,10 @@ BACKENDS = click.Choice(["docker", "local"])
 
 
 class Failed(click.ClickException):
-    """A `GraderError`, shown as `Error: message` with exit status 2."""
+    """A `GraderError`, shown as `Error: message`, with exit status 2 (130 or the signal's for
+    a batch a signal stopped)."""
 
-    exit_code = 2
-
-
-class Stopped(click.ClickException):
-    """A batch stopped by a signal: what was kept, and the command that grades the rest."""
-
-    def __init__(self, message: str, exit_code: int) -> None:
+    def __init__(self, message: str, exit_code: int = 2) -> None:
         super().__init__(message)
         self.exit_code = exit_code
 
@@ -370,7 +365,7 @@ def grade(
     try:
         reports = api.grade_path(catalog, path, out_dir, settings, problems, listener)
     except api.Interrupted as stop:
-        raise Stopped(f"{stop}. Grade the rest with: {resume_command()}", stop.exit_code) from stop
+        raise Failed(f"{stop}. Grade the rest with: {resume_command()}", stop.exit_code) from stop
     render(reports, formats, out_dir, reveal, course, junit_by)
     if "github-classroom" not in formats:
         print_scores(reports, {p.spec.id: p.spec.number for p in catalog.problems.values()})
