@@ -8,7 +8,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from grader.verdict.checks.routes import import_bindings, resolve
+from grader.verdict.checks.bindings import import_bindings, resolve
 from grader.verdict.checks.scope import SourceFile, Sources
 
 Definition = ast.FunctionDef | ast.ClassDef
