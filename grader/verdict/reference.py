@@ -21,7 +21,7 @@ from torch import nn
 
 from grader.courses.coursefile import CourseError
 from grader.sandbox import executor
-from grader.sandbox.worker import Probe, ProbeData
+from grader.sandbox.worker import Probe, ProbeData, seed_cpu
 
 Outcome = tuple[ProbeData, dict[str, torch.Tensor]]
 
@@ -68,7 +68,7 @@ class LiveReference(ReferenceSource):
 
     def module(self, problem: str, symbol: str | None, init: dict[str, Any]) -> nn.Module:
         namespace = self.namespace(problem)
-        torch.manual_seed(0)
+        seed_cpu(0)
         module = namespace[symbol or module_symbol(namespace)](**init)
         assert isinstance(module, nn.Module)
         return module
