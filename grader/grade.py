@@ -24,6 +24,7 @@ from grader.sandbox.protocol import encode_job, problem_part, result_names
 from grader.sandbox.results import ProblemExit, read_problem, read_worker_report
 from grader.sandbox.staging import stage_submission
 from grader.sandbox.untrusted import InvalidOutput
+from grader.verdict.checks.scope import Sources
 from grader.verdict.judge import judge_problem
 from grader.verdict.prepare import Prepared, prepare
 
@@ -138,7 +139,7 @@ class Grader:
         run = None
         if attempted:
             run = self.run_worker(attempted, staged.path, scratch)
-            reports = self.judge(attempted, run, scratch / "out", staged.sources)
+            reports = self.judge(attempted, run, scratch / "out", Sources(staged.sources))
         problems = [reports.get(p.spec.id) or self.not_attempted(p) for p in self.problems]
         notes = list(staged.notes)
         if run is not None and run.oom_killed:
@@ -158,7 +159,7 @@ class Grader:
         return self.backend.run(job)
 
     def judge(
-        self, attempted: list[Problem], run: WorkerRun, out: Path, sources: dict[str, str]
+        self, attempted: list[Problem], run: WorkerRun, out: Path, sources: Sources
     ) -> dict[str, ProblemReport]:
         if run.fault is not None:
             return {p.spec.id: self.fault(p, f"sandbox failure: {run.fault}") for p in attempted}

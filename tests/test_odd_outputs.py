@@ -14,6 +14,7 @@ from grader.courses.catalog import Catalog
 from grader.grade import Grader
 from grader.reports.models import CheckStatus, ProblemStatus, SubmissionReport
 from grader.sandbox.results import ProbeData, ProbeResult, ProblemExit, ProblemRun
+from grader.verdict.checks.scope import Sources
 from grader.verdict.judge import judge_problem
 from grader.verdict.prepare import Prepared, prepare
 from tests.conftest import ROOT
@@ -136,7 +137,7 @@ def test_forged_worker_output_is_malformed_not_a_grader_error(catalog: Catalog) 
     prepared = prepare(catalog, catalog.select([problem]), seed=0)[problem]
     source = prepared.problem.reference_file.read_text(encoding="utf-8")
     for forgery, run in forged_runs(prepared).items():
-        report = judge_problem(prepared, run, {prepared.problem.spec.entry: source})
+        report = judge_problem(prepared, run, Sources({prepared.problem.spec.entry: source}))
         assert report.status is ProblemStatus.graded, (forgery, report.message)
         assert any("output was malformed" in c.message for c in report.checks), forgery
         assert report.score < report.max_score, forgery

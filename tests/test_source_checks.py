@@ -3,20 +3,19 @@ each problem reads only its own files."""
 
 from __future__ import annotations
 
-import ast
-
 import pytest
 
 from grader.verdict.checks.loops import computing_loops, find_function
 from grader.verdict.checks.routes import Route, find_routes, own_names
-from grader.verdict.checks.scope import Sources
+from grader.verdict.checks.scope import SourceFile, Sources
 
 NAMES = {"scaled_dot_product_attention", "MultiheadAttention"}
 
 
 def routes(source: str) -> list[Route]:
-    tree = ast.parse(source)
-    return find_routes(source, tree, NAMES, own_names(tree))
+    file = SourceFile("solution.py", "solution", source)
+    assert file.tree is not None
+    return find_routes(file, NAMES, own_names(file.tree))
 
 
 @pytest.mark.parametrize(

@@ -8,10 +8,11 @@ from grader.reports.models import CheckReport, CheckStatus, ProblemReport, Probl
 from grader.sandbox import owntext
 from grader.sandbox.results import ProblemRun
 from grader.verdict.checks import Check, Context, Failure, Verdict
+from grader.verdict.checks.scope import Sources
 from grader.verdict.prepare import Prepared
 
 
-def judge_problem(prepared: Prepared, run: ProblemRun, sources: dict[str, str]) -> ProblemReport:
+def judge_problem(prepared: Prepared, run: ProblemRun, sources: Sources) -> ProblemReport:
     spec = prepared.problem.spec
     public = None
     if run.import_error is not None:
@@ -43,7 +44,7 @@ def judge_problem(prepared: Prepared, run: ProblemRun, sources: dict[str, str]) 
 
 
 def judge_checks(
-    prepared: Prepared, run: ProblemRun, sources: dict[str, str]
+    prepared: Prepared, run: ProblemRun, sources: Sources
 ) -> tuple[list[CheckReport], str | None]:
     """Every check's report, and the grader's own failure if a check broke."""
     ctx = Context(prepared.problem.spec, prepared.plan, run, prepared.reference, sources)

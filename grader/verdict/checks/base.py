@@ -31,6 +31,7 @@ from grader.verdict.checks.returned import (
     tensor_text,
     value_text,
 )
+from grader.verdict.checks.scope import Sources
 from grader.verdict.diagnose import locate
 from grader.verdict.plan import Plan
 
@@ -108,7 +109,7 @@ class Context:
     plan: Plan
     sub: ProblemRun
     ref: dict[str, ProbeResult]
-    sources: dict[str, str]
+    sources: Sources
 
     def result(self, probe_id: str) -> ProbeResult:
         """The candidate's result for a probe; a Failure says why there is none, or that it raised

@@ -8,7 +8,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from grader.verdict.checks.bindings import import_bindings, resolve
+from grader.verdict.checks.bindings import resolve
 from grader.verdict.checks.scope import SourceFile, Sources
 
 Definition = ast.FunctionDef | ast.ClassDef
@@ -34,7 +34,7 @@ def top_level(body: list[ast.stmt], name: str) -> Definition | None:
 def imported_from(sources: Sources, file: SourceFile, expr: ast.expr) -> tuple[SourceFile, str]:
     """The candidate's file and name an expression refers to (`Base`, `helpers.Base`)."""
     assert file.tree is not None
-    path = resolve(expr, import_bindings(file.tree))
+    path = resolve(expr, file.bindings)
     if path is None:
         return file, ast.unparse(expr)
     module, _, name = path.rpartition(".")

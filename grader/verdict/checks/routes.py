@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from grader.verdict.checks.bindings import import_bindings, resolve
-from grader.verdict.checks.scope import IMPORTERS
+from grader.verdict.checks.bindings import resolve
+from grader.verdict.checks.scope import IMPORTERS, SourceFile
 
 COOKIE = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.MULTILINE)
 # Attributes that reach frames, closures or code objects: the trace's originals live there.
@@ -135,10 +135,12 @@ def own_names(tree: ast.Module) -> set[str]:
 class RouteFinder:
     """Walks one file and collects its routes to `forbidden` names."""
 
-    def __init__(self, tree: ast.Module, forbidden: set[str], defined: set[str]) -> None:
+    def __init__(
+        self, tree: ast.Module, bindings: dict[str, str], forbidden: set[str], defined: set[str]
+    ) -> None:
         self.tree = tree
         self.forbidden = forbidden
-        self.bindings = import_bindings(tree)
+        self.bindings = bindings
         # A forbidden name the candidate defines (a helper method called
         # `scaled_dot_product_attention`) is their own unless it resolves to torch's.
         self.own = defined & forbidden
@@ -275,8 +277,10 @@ class RouteFinder:
                 self.add(node, f"[{key.value!r}]")
 
 
-def find_routes(text: str, tree: ast.Module, forbidden: set[str], defined: set[str]) -> list[Route]:
+def find_routes(file: SourceFile, forbidden: set[str], defined: set[str]) -> list[Route]:
     """Every route to a forbidden name in one file, and every construct that hides one."""
-    routes = RouteFinder(tree, forbidden, defined).run()
-    cookie = cookie_route(text)
+    if file.tree is None:
+        return []
+    routes = RouteFinder(file.tree, file.bindings, forbidden, defined).run()
+    cookie = cookie_route(file.text)
     return sorted([*routes, cookie]) if cookie else routes

@@ -8,6 +8,8 @@ import sys
 from dataclasses import dataclass
 from functools import cached_property
 
+from grader.verdict.checks.bindings import import_bindings
+
 # Names the submission can never shadow: its folder comes last on the import path.
 SHADOWED = set(sys.stdlib_module_names) | {"torch", "numpy", "safetensors"}
 IMPORTERS = {"import_module", "__import__"}
@@ -74,9 +76,22 @@ class SourceFile:
     def tree(self) -> ast.Module | None:
         return parse(self.text, self.path)
 
+    @cached_property
+    def imports(self) -> set[str]:
+        """Every module name the file imports (empty when it does not parse)."""
+        if self.tree is None:
+            return set()
+        return imported_names(self.tree, self.module, self.path.endswith("__init__.py"))
+
+    @cached_property
+    def bindings(self) -> dict[str, str]:
+        """Names bound by imports (empty when the file does not parse)."""
+        return {} if self.tree is None else import_bindings(self.tree)
+
 
 class Sources:
-    """A submission's Python files by relative path, and the scope of each entry file."""
+    """A submission's Python files by relative path, and the scope of each entry file; each
+    file is parsed once, however many checks read it."""
 
     def __init__(self, texts: dict[str, str]) -> None:
         self.files = {
@@ -99,10 +114,7 @@ class Sources:
         queue = [start]
         while queue:
             current = queue.pop()
-            if current.tree is None:
-                continue
-            is_package = current.path.endswith("__init__.py")
-            for name in sorted(imported_names(current.tree, current.module, is_package)):
+            for name in sorted(current.imports):
                 found = self.own(name)
                 if found is not None and found.path not in seen:
                     seen[found.path] = found

@@ -9,7 +9,7 @@ from grader.reports.models import CheckStatus
 from grader.verdict.checks.base import Check, Context, NoParams, Verdict, register
 from grader.verdict.checks.loops import computing_loops, find_function
 from grader.verdict.checks.routes import Route, find_routes, own_names
-from grader.verdict.checks.scope import SourceFile, Sources
+from grader.verdict.checks.scope import SourceFile
 from grader.verdict.checks.values import passed
 
 
@@ -18,7 +18,7 @@ class ForbiddenParams(NoParams):
 
 
 def scope(ctx: Context) -> list[SourceFile]:
-    return Sources(ctx.sources).scope(ctx.spec.entry)
+    return ctx.sources.scope(ctx.spec.entry)
 
 
 def shown(items: list[str]) -> str:
@@ -41,10 +41,7 @@ class ForbiddenApi(Check):
         files = scope(ctx)
         defined = set().union(*(own_names(f.tree) for f in files if f.tree is not None))
         routes: list[tuple[SourceFile, Route]] = [
-            (f, route)
-            for f in files
-            if f.tree is not None
-            for route in find_routes(f.text, f.tree, names, defined)
+            (f, route) for f in files for route in find_routes(f, names, defined)
         ]
         tampering = [f"{r.what} at {f.path}:{r.line}" for f, r in routes if r.tampering]
         if tampering:
@@ -81,7 +78,7 @@ class PythonLoop(Check):
 
     def judge(self, ctx: Context) -> Verdict:
         name = self.params.function
-        sources = Sources(ctx.sources)
+        sources = ctx.sources
         entry = sources.files.get(self.problem.entry)
         function = find_function(sources, entry, name) if entry else None
         if function is None:
