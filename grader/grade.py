@@ -105,8 +105,10 @@ class Grader:
         clock = time.monotonic()
         name = name or submission.resolve().name
         scratch = self.workdir / uuid.uuid4().hex
+        environment = dict(self.environment)
         try:
-            problems, content_hash, message = self._grade(submission, scratch)
+            problems, content_hash, message, run = self._grade(submission, scratch)
+            environment.update(run.environment if run is not None else {})
         except Exception as exc:  # our fault: reported, never the candidate's zero
             detail = "".join(traceback.format_exception(exc, limit=6))
             problems = [self.fault(p, f"grader error: {exc!r}\n{detail}") for p in self.problems]
@@ -125,14 +127,16 @@ class Grader:
                 grader_version=__version__,
                 seed=self.seed,
                 backend=self.environment.get("backend", self.backend.name),
-                environment=self.environment,
+                environment=environment,
                 isolation=self.backend.isolation,
                 started_at=started,
                 seconds=round(time.monotonic() - clock, 3),
             ),
         )
 
-    def _grade(self, submission: Path, scratch: Path) -> tuple[list[ProblemReport], str, str]:
+    def _grade(
+        self, submission: Path, scratch: Path
+    ) -> tuple[list[ProblemReport], str, str, WorkerRun | None]:
         staged = stage_submission(submission, scratch / "submission")
         attempted = [p for p in self.problems if (staged.path / p.spec.entry).is_file()]
         reports: dict[str, ProblemReport] = {}
@@ -144,7 +148,7 @@ class Grader:
         notes = list(staged.notes)
         if run is not None and run.oom_killed:
             notes.append("the worker ran out of memory")
-        return problems, staged.content_hash, "; ".join(notes)
+        return problems, staged.content_hash, "; ".join(notes), run
 
     def run_worker(self, attempted: list[Problem], staged: Path, scratch: Path) -> WorkerRun:
         ids = [p.spec.id for p in attempted]

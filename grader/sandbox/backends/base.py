@@ -68,7 +68,7 @@ class WorkerRun:
     wall_seconds: float = 0.0
     stdout: str = ""
     stderr: str = ""
-    environment: dict[str, str] = field(default_factory=dict)
+    environment: dict[str, str] = field(default_factory=dict)  # this run's, e.g. its container
     fault: str | None = None  # set when the backend itself failed (a grader fault)
     output_error: str | None = None  # results rejected: over a cap, malformed or unsafe
 
