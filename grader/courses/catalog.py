@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -10,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from grader.courses.paths import PROBLEMS_DIR
 from grader.courses.spec import ProblemSpec, SpecError, Visibility, load_spec
 from grader.courses.trusted import import_file
+from grader.errors import GraderError
 
 if TYPE_CHECKING:  # the checks import torch: only grading and validating load them
     from grader.verdict.checks import Check
@@ -78,6 +81,19 @@ def load_problem(folder: Path, checked: bool = True) -> Problem:
     return problem
 
 
+class TorchMissing(GraderError):
+    """PyTorch is not installed, and the command runs tensors."""
+
+
+def require_torch() -> None:
+    """Refuse, saying what to install, where the checks cannot run: PyTorch is missing."""
+    if importlib.util.find_spec("torch") is None:
+        raise TorchMissing(
+            "this command runs tensors and PyTorch is not installed for "
+            f"{sys.executable}: install it (`pip install torch`; the CPU build is enough)"
+        )
+
+
 def validate(problem: Problem, path: Path) -> None:
     """Every check and the diagnosis of a problem's spec are known, with params they accept."""
     from grader.verdict.diagnose import FORMS, MISTAKES
@@ -112,6 +128,8 @@ class Catalog:
         return self.seed is not None
 
     def __init__(self, problems_dir: Path = PROBLEMS_DIR, checked: bool = True) -> None:
+        if checked:
+            require_torch()
         found = [load_problem(p.parent, checked) for p in sorted(problems_dir.glob("*/spec.toml"))]
         self.problems: dict[str, Problem] = {}
         self.add(sorted(found, key=lambda p: (p.spec.number, p.spec.id)))
