@@ -108,12 +108,17 @@ def test_content_hash_matches_staging(tmp_path: Path) -> None:
     assert content_hash(source) == stage_submission(source, tmp_path / "s").content_hash
 
 
+def saved_by_now(report: SubmissionReport, submission: Path) -> SubmissionReport:
+    """`report` as this grader version would have saved it for `submission` as it is now."""
+    run = report.run.model_copy(update={"grader_version": __version__})
+    return report.model_copy(update={"content_hash": content_hash(submission), "run": run})
+
+
 def test_resume_reuses_only_valid_reports(tmp_path: Path) -> None:
     submission = tmp_path / "subs" / "full"
     submission.mkdir(parents=True)
     (submission / "split_heads.py").write_text("x = 1\n")
-    report = sample_reports()[0].model_copy(update={"content_hash": content_hash(submission)})
-    report.run.grader_version = __version__
+    report = saved_by_now(sample_reports()[0], submission)
     out = tmp_path / "reports"
     write_report(report, out)
     ids = [p.problem for p in report.problems]
@@ -131,8 +136,7 @@ def test_resume_grades_the_rest_with_the_batch_seed(tmp_path: Path) -> None:
     for folder in (saved, fresh):
         folder.mkdir(parents=True)
         shutil.copyfile(PROBLEMS_DIR / "split_heads" / "reference.py", folder / "split_heads.py")
-    report = sample_reports()[0].model_copy(update={"content_hash": content_hash(saved)})
-    report.run.grader_version = __version__
+    report = saved_by_now(sample_reports()[0], saved)
     write_report(report, out)
     problems = [arg for p in report.problems for arg in ("--problem", p.problem)]
     args = ["grade", str(tmp_path / "subs"), "--out", str(out), "--resume", "--backend", "local"]
@@ -149,9 +153,7 @@ def test_grade_prints_the_table_by_problem_number(tmp_path: Path, catalog: Catal
         submission = tmp_path / "subs" / report.submission
         submission.mkdir(parents=True)
         (submission / "split_heads.py").write_text("x = 1\n")
-        report.content_hash = content_hash(submission)
-        report.run.grader_version = __version__
-        write_report(report, out)
+        write_report(saved_by_now(report, submission), out)
     problems = [p.problem for p in sample_reports()[0].problems]
     options = [arg for problem in problems for arg in ("--problem", problem)]
     code, text = run("grade", str(tmp_path / "subs"), "--out", str(out), "--resume", *options)

@@ -10,10 +10,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from grader.compat import StrEnum
 from grader.courses.spec import Visibility
+from grader.strict import Strict
 
 SCHEMA_VERSION = 1
 
@@ -35,11 +36,7 @@ class ProblemStatus(StrEnum):
     grader_error = "grader_error"  # our fault: never scored as the candidate's zero
 
 
-class Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Diagnosis(Model):
+class Diagnosis(Strict):
     """What the grader could say about a wrong value: the known mistake it matches and where."""
 
     mistake: str | None = Field(None, description="Id of the known mistake the output matches.")
@@ -54,7 +51,7 @@ class Diagnosis(Model):
 Grid = list[list[float | None]]  # queries x keys; None where the value is not finite
 
 
-class AttentionPattern(Model):
+class AttentionPattern(Strict):
     """What a failing check shows of the module's attention, beside the reference's: per head,
     queries down, keys across."""
 
@@ -68,7 +65,7 @@ class AttentionPattern(Model):
     expected: list[Grid] = Field(description="The reference on the same input.")
 
 
-class CheckReport(Model):
+class CheckReport(Strict):
     name: str
     check: str = Field(description="The library check this is an instance of.")
     status: CheckStatus
@@ -87,7 +84,7 @@ class CheckReport(Model):
     )
 
 
-class ProblemReport(Model):
+class ProblemReport(Strict):
     problem: str
     title: str = ""
     status: ProblemStatus
@@ -103,7 +100,7 @@ class ProblemReport(Model):
     stderr: str = ""
 
 
-class RunInfo(Model):
+class RunInfo(Strict):
     """How the grade was produced: enough to reproduce it."""
 
     grader_version: str
@@ -119,7 +116,7 @@ class RunInfo(Model):
     seconds: float | None = None
 
 
-class Student(Model):
+class Student(Strict):
     """Who handed the submission in, as the class export names them."""
 
     id: str = Field(
@@ -129,7 +126,7 @@ class Student(Model):
     name: str = ""
 
 
-class SubmissionReport(Model):
+class SubmissionReport(Strict):
     schema_version: int = SCHEMA_VERSION
     submission: str
     student: Student | None = None

@@ -12,20 +12,17 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import torch
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from grader.sandbox.owntext import own, own_type
 from grader.sandbox.untrusted import InvalidOutput, read_json, read_tensors
 from grader.sandbox.worker import Probe
+from grader.strict import Strict
 
 MAX_LOG_CHARS = 4_000
 MAX_OUTPUTS = 16
 MAX_PROBLEM_BYTES = 32_000_000
 """JSON and tensor bytes read for one problem, all probes together."""
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class Frame(Strict):

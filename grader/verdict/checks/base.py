@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 import torch
-from pydantic import BaseModel, ConfigDict
 
 from grader.courses.spec import Arg, CheckSpec, Config, ModuleArg, ProblemSpec, TensorArg
 from grader.reports.models import AttentionPattern, CheckStatus, Diagnosis
@@ -22,6 +21,7 @@ from grader.sandbox.results import (
     ValueOut,
     nonconformity,
 )
+from grader.strict import Strict
 from grader.verdict.checks.returned import (
     dtype_text,
     fits,
@@ -35,8 +35,8 @@ from grader.verdict.diagnose import locate
 from grader.verdict.plan import Plan
 
 
-class NoParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class NoParams(Strict):
+    """A check's params: none unless a subclass declares them."""
 
 
 class ConfigParams(NoParams):
@@ -45,7 +45,7 @@ class ConfigParams(NoParams):
     configs: list[str] | None = None
 
 
-P = TypeVar("P", bound=BaseModel)
+P = TypeVar("P", bound=NoParams)
 
 
 class Failure(Exception):
@@ -237,7 +237,7 @@ class Check:
     """A reusable check; subclasses set `params_model` and implement `prepare` and `judge`."""
 
     id: ClassVar[str]
-    params_model: ClassVar[type[BaseModel]] = NoParams
+    params_model: ClassVar[type[NoParams]] = NoParams
 
     def __init__(self, spec: CheckSpec, problem: ProblemSpec) -> None:
         self.spec = spec
