@@ -18,6 +18,11 @@ from grader.courses.course import open_course
 from grader.courses.coursefile import CourseError
 from grader.courses.paths import PROBLEMS_DIR
 from grader.courses.spec import Visibility, load_spec
+from grader.verdict.checks.base import CHECKS, ConfigParams
+from grader.verdict.checks.modules import DistinctHeadsParams
+from grader.verdict.checks.sdpa import SetupAllCloseParams
+from grader.verdict.checks.structure import OneConfigParams
+from grader.verdict.checks.values import AllCloseParams
 from grader.verdict.plan import Plan
 from grader.verdict.reference import LiveReference
 from tests.conftest import ROOT
@@ -90,6 +95,18 @@ def test_a_problem_with_its_own_checks_loads_twice_in_one_process(course: Path) 
         "AllClose",
     ]
     assert second.problems["doubling"].own_checks.keys() == {"twice_the_input"}
+
+
+def test_a_check_reads_the_params_model_its_class_names(course: Path) -> None:
+    """`class Mine(Check[MyParams])` is all a check says of its params, also through a generic
+    base (`Closeness[P]`, `Inspecting[P]`) and in a problem's own `checks.py`."""
+    doubling = Catalog(course / "problems").problems["doubling"]
+    own = {c.spec.check: c for c in doubling.checks()}["twice_the_input"]
+    assert isinstance(own.params, ConfigParams)
+    assert CHECKS["allclose_after_setup"].params_model is SetupAllCloseParams
+    assert CHECKS["allclose"].params_model is AllCloseParams
+    assert CHECKS["param_count"].params_model is OneConfigParams
+    assert CHECKS["distinct_heads"].params_model is DistinctHeadsParams
 
 
 @pytest.mark.timeout(300)

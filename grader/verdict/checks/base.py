@@ -7,9 +7,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Generic, cast, get_args
 
 import torch
+from typing_extensions import TypeVar
 
 from grader.courses.spec import Arg, CheckSpec, Config, ModuleArg, ProblemSpec, TensorArg
 from grader.reports.models import AttentionPattern, CheckStatus, Diagnosis
@@ -45,7 +46,8 @@ class ConfigParams(NoParams):
     configs: list[str] | None = None
 
 
-P = TypeVar("P", bound=NoParams)
+P = TypeVar("P", bound=NoParams, covariant=True, default=NoParams)
+"""A check's params model; a bare `Check` is a check of any params."""
 
 
 class Failure(Exception):
@@ -233,19 +235,33 @@ def gradient_label(name: str) -> str:
     return "the input" if name.startswith("arg") else name.removeprefix("param:")
 
 
-class Check:
-    """A reusable check; subclasses set `params_model` and implement `prepare` and `judge`."""
+class Check(Generic[P]):
+    """A reusable check of params `P`: a subclass names its params model once, as in
+    `class Mine(Check[MyParams])`, and implements `prepare` and `judge`."""
 
     id: ClassVar[str]
     params_model: ClassVar[type[NoParams]] = NoParams
+    """`P` at run time, taken from the class statement."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for base in cls.__dict__.get("__orig_bases__", ()):
+            named = [a for a in get_args(base) if isinstance(a, type) and issubclass(a, NoParams)]
+            if named:
+                cls.params_model = named[0]
 
     def __init__(self, spec: CheckSpec, problem: ProblemSpec) -> None:
         self.spec = spec
         self.problem = problem
-        self.params: Any = self.params_model.model_validate(spec.params)
+        self._params = cast(P, self.params_model.model_validate(spec.params))
+
+    @property
+    def params(self) -> P:
+        return self._params
 
     def configs(self) -> list[Config]:
-        wanted = getattr(self.params, "configs", None)
+        """The configs the params name, or every config with something to call."""
+        wanted = self.params.configs if isinstance(self.params, ConfigParams) else None
         if wanted is None:
             return [c for c in self.problem.configs if c.init is not None or c.args]
         return [self.problem.config(c) for c in wanted]
