@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -33,6 +32,7 @@ from grader.verdict.checks.returned import (
     value_text,
 )
 from grader.verdict.diagnose import locate
+from grader.verdict.missing import Missing, malformed, missing_text, why_missing
 from grader.verdict.plan import Plan
 
 
@@ -53,10 +53,16 @@ P = TypeVar("P", bound=NoParams, covariant=True, default=NoParams)
 class Failure(Exception):
     """The candidate's code did not give what a check needs: a verdict, not a grader fault."""
 
-    def __init__(self, message: str, status: CheckStatus = CheckStatus.failed) -> None:
+    def __init__(
+        self,
+        message: str,
+        status: CheckStatus = CheckStatus.failed,
+        missing: Missing | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.missing = missing
 
 
 def describe(config: Config) -> str:
@@ -100,6 +106,7 @@ class Verdict:
     diagnosis: Diagnosis | None = None
     public: str | None = None  # the message without the candidate's own text, where it differs
     pattern: AttentionPattern | None = None
+    missing: Missing | None = None  # why there was no result to judge, if that is the verdict
 
 
 @dataclass
@@ -117,7 +124,7 @@ class Context:
         or lacks what the probe asked for."""
         result = self.sub.probes.get(probe_id)
         if result is None:
-            raise Failure(self.missing_reason(), CheckStatus.error)
+            raise self.missing()
         if result.data.error is not None:
             error = result.data.error
             stage = {
@@ -196,23 +203,10 @@ class Context:
             )
         return got
 
-    def missing_reason(self) -> str:
-        exit = self.sub.exit
-        limit = self.spec.limits.problem_seconds
-        if exit is None:
-            return "the worker ended before this problem ran (see the submission's other errors)"
-        if exit.timed_out:
-            return f"the problem timed out (limit {limit:g} s) before this check's probe finished"
-        if exit.signal is not None:
-            name = signal.Signals(exit.signal).name if exit.signal in signal.valid_signals() else ""
-            return (
-                f"the process was killed by signal {exit.signal} {name} during this check".strip()
-            )
-        if exit.exit_code not in (0, None):
-            return f"the process exited with code {exit.exit_code} during this check"
-        if self.sub.invalid:
-            return malformed("; ".join(self.sub.invalid[:3]))
-        return "the process ended without a result for this check (e.g. os._exit in the code)"
+    def missing(self) -> Failure:
+        """The error of a check whose probe has no result, with the reason why."""
+        reason = why_missing(self.sub)
+        return Failure(missing_text(reason, self.sub, self.spec), CheckStatus.error, reason)
 
 
 def subject(want: CallResult, index: int) -> str:
@@ -225,10 +219,6 @@ def unlike(got: TensorOut | ValueOut, want: CallResult, index: int) -> Failure:
     return Failure(
         f"{subject(want, index)} {value_text(got)}, expected {value_text(want.outputs[index])}"
     )
-
-
-def malformed(what: str) -> str:
-    return f"the worker's output was malformed: {what}"
 
 
 def gradient_label(name: str) -> str:

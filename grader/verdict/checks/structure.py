@@ -218,7 +218,7 @@ class Raises(Check[RaisesParams]):
     def judge(self, ctx: Context) -> Verdict:
         result = ctx.sub.probes.get(self.probe)
         if result is None:
-            raise Failure(ctx.missing_reason(), CheckStatus.error)
+            raise ctx.missing()
         error = result.data.error
         wanted = " or ".join(self.params.exceptions)
         if error is None:
