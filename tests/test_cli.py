@@ -160,7 +160,7 @@ def test_grade_prints_the_table_by_problem_number(tmp_path: Path, catalog: Catal
     assert code == 0, text
     for problem in problems:
         assert f"{catalog.problems[problem].spec.number} {problem}" in text
-    assert "mistakes  forbidden: 9; import error: 11" in text
+    assert "mistakes  forbidden API used: 9; import error: 11" in text
 
 
 def test_classroom_init(tmp_path: Path) -> None:

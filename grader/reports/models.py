@@ -20,13 +20,21 @@ SCHEMA_VERSION = 1
 
 
 class CheckStatus(StrEnum):
+    """A check's outcome; `mark` is its symbol in every rendering."""
+
     passed = "passed"
     failed = "failed"
     error = "error"  # the candidate's code raised, crashed or timed out on this check
     skipped = "skipped"
 
+    @property
+    def mark(self) -> str:
+        return CHECK_MARKS[self]
+
 
 class ProblemStatus(StrEnum):
+    """A problem's outcome; `text` is its name in every rendering."""
+
     graded = "graded"
     not_attempted = "not_attempted"
     import_error = "import_error"
@@ -34,6 +42,33 @@ class ProblemStatus(StrEnum):
     crashed = "crashed"
     forbidden_api = "forbidden_api"
     grader_error = "grader_error"  # our fault: never scored as the candidate's zero
+
+    @property
+    def text(self) -> str:
+        return PROBLEM_TEXTS[self]
+
+    @property
+    def failed(self) -> bool:
+        """Neither graded nor not attempted: the run failed, the grader did, or a forbidden API
+        zeroed the problem (a score table stars such a score)."""
+        return self not in (ProblemStatus.graded, ProblemStatus.not_attempted)
+
+
+CHECK_MARKS = {
+    CheckStatus.passed: "✔",
+    CheckStatus.failed: "✘",
+    CheckStatus.error: "!",
+    CheckStatus.skipped: "–",
+}
+PROBLEM_TEXTS = {
+    ProblemStatus.graded: "graded",
+    ProblemStatus.not_attempted: "not attempted",
+    ProblemStatus.import_error: "import error",
+    ProblemStatus.timeout: "timed out",
+    ProblemStatus.crashed: "crashed",
+    ProblemStatus.forbidden_api: "forbidden API used",
+    ProblemStatus.grader_error: "grader error",
+}
 
 
 class Diagnosis(Strict):
