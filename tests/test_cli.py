@@ -18,7 +18,10 @@ from click.testing import CliRunner
 
 from grader import __version__
 from grader.cli.main import cli
+from grader.courses import course
 from grader.courses.catalog import Catalog
+from grader.courses.course import OpenCourse
+from grader.courses.coursefile import Course, load_course
 from grader.courses.paths import PROBLEMS_DIR
 from grader.courses.spec import Visibility
 from grader.platforms.classroom.workflow import workflow
@@ -147,7 +150,17 @@ def test_resume_grades_the_rest_with_the_batch_seed(tmp_path: Path) -> None:
     assert "seed 7" in text and read_report(out / "late.json").run.seed == 7
 
 
-def test_grade_prints_the_table_by_problem_number(tmp_path: Path, catalog: Catalog) -> None:
+def test_grade_prints_the_table_by_problem_number(
+    tmp_path: Path, catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """... and reads the course file once, for its problems and its due date alike."""
+    read: list[Path] = []
+
+    def counted(path: Path) -> Course:
+        read.append(path)
+        return load_course(path)
+
+    monkeypatch.setattr(course, "load_course", counted)
     out = tmp_path / "reports"
     for report in sample_reports()[:2]:  # the third has a grader error: it would be regraded
         submission = tmp_path / "subs" / report.submission
@@ -161,6 +174,7 @@ def test_grade_prints_the_table_by_problem_number(tmp_path: Path, catalog: Catal
     for problem in problems:
         assert f"{catalog.problems[problem].spec.number} {problem}" in text
     assert "mistakes  forbidden API used: 9; import error: 11" in text
+    assert len(read) == 1
 
 
 def test_classroom_init(tmp_path: Path) -> None:
@@ -328,7 +342,8 @@ def test_a_broken_reference_is_a_grader_error(
     shutil.copytree(PROBLEMS_DIR / "split_heads", problems / "split_heads")
     reference = problems / "split_heads" / "reference.py"
     reference.write_text(reference.read_text() + "\n\ndef split_heads(x, num_heads):\n    1 / 0\n")
-    monkeypatch.setattr("grader.cli.main.load_catalog", lambda course: Catalog(problems))
+    found = OpenCourse(tmp_path, Course(), Catalog(problems))
+    monkeypatch.setattr("grader.cli.main.opened", lambda course: found)
     submission = tmp_path / "work"
     submission.mkdir()
     shutil.copyfile(PROBLEMS_DIR / "split_heads" / "reference.py", submission / "split_heads.py")
