@@ -7,10 +7,12 @@ import json
 import shutil
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 from safetensors.torch import load_file
+from torch import nn
 
 from grader.cli.main import cli
 from grader.courses.catalog import Catalog
@@ -221,3 +223,21 @@ def test_the_gradescope_zip_packs_the_full_course(course: Path, tmp_path: Path) 
     run("gradescope", "build", "--out", str(tmp_path / "b.zip"))
     with zipfile.ZipFile(tmp_path / "b.zip") as archive:
         assert not any(n.startswith("course/") for n in archive.namelist())
+
+
+def test_the_live_reference_builds_a_module_once_for_its_parameters(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    source = LiveReference(lambda problem: PROBLEMS_DIR / problem / "reference.py")
+    built: list[dict[str, Any]] = []
+    build = source.module
+
+    def counted(problem: str, symbol: str | None, init: dict[str, Any]) -> nn.Module:
+        built.append(init)
+        return build(problem, symbol, init)
+
+    monkeypatch.setattr(source, "module", counted)
+    init = {"n_embd": 8, "n_head": 2, "block_size": 4, "dropout": 0.0}
+    first = source.parameters("causal_self_attention", None, init)
+    assert source.parameters("causal_self_attention", None, dict(init)) == first
+    assert len(built) == 1
