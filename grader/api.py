@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from grader.courses.course import read_course
-from grader.courses.coursefile import reveal_after_due
 from grader.errors import GraderError
 from grader.outputs import Options, read_reports, write_outputs
 from grader.platforms.exports import open_export
@@ -236,11 +234,6 @@ def validate(
 
     selected = catalog.select(list(problems))
     return validate_problems(catalog, selected, make_backend(backend), seed, jobs)
-
-
-def revealed(reveal: bool, course: Path | None) -> bool:
-    """Whether `after_due_date` checks are shown: asked for, or the course's due is past."""
-    return reveal_after_due(reveal, read_course(course))
 
 
 def saved_reports(folder: Path) -> list[SubmissionReport]:

@@ -18,7 +18,10 @@ from click.testing import CliRunner
 
 from grader import __version__
 from grader.cli.main import cli
+from grader.courses import course
 from grader.courses.catalog import Catalog
+from grader.courses.course import OpenCourse
+from grader.courses.coursefile import Course, load_course
 from grader.courses.paths import PROBLEMS_DIR
 from grader.courses.spec import Visibility
 from grader.platforms.classroom.workflow import workflow
@@ -108,12 +111,17 @@ def test_content_hash_matches_staging(tmp_path: Path) -> None:
     assert content_hash(source) == stage_submission(source, tmp_path / "s").content_hash
 
 
+def saved_by_now(report: SubmissionReport, submission: Path) -> SubmissionReport:
+    """`report` as this grader version would have saved it for `submission` as it is now."""
+    run = report.run.model_copy(update={"grader_version": __version__})
+    return report.model_copy(update={"content_hash": content_hash(submission), "run": run})
+
+
 def test_resume_reuses_only_valid_reports(tmp_path: Path) -> None:
     submission = tmp_path / "subs" / "full"
     submission.mkdir(parents=True)
     (submission / "split_heads.py").write_text("x = 1\n")
-    report = sample_reports()[0].model_copy(update={"content_hash": content_hash(submission)})
-    report.run.grader_version = __version__
+    report = saved_by_now(sample_reports()[0], submission)
     out = tmp_path / "reports"
     write_report(report, out)
     ids = [p.problem for p in report.problems]
@@ -131,8 +139,7 @@ def test_resume_grades_the_rest_with_the_batch_seed(tmp_path: Path) -> None:
     for folder in (saved, fresh):
         folder.mkdir(parents=True)
         shutil.copyfile(PROBLEMS_DIR / "split_heads" / "reference.py", folder / "split_heads.py")
-    report = sample_reports()[0].model_copy(update={"content_hash": content_hash(saved)})
-    report.run.grader_version = __version__
+    report = saved_by_now(sample_reports()[0], saved)
     write_report(report, out)
     problems = [arg for p in report.problems for arg in ("--problem", p.problem)]
     args = ["grade", str(tmp_path / "subs"), "--out", str(out), "--resume", "--backend", "local"]
@@ -143,22 +150,31 @@ def test_resume_grades_the_rest_with_the_batch_seed(tmp_path: Path) -> None:
     assert "seed 7" in text and read_report(out / "late.json").run.seed == 7
 
 
-def test_grade_prints_the_table_by_problem_number(tmp_path: Path, catalog: Catalog) -> None:
+def test_grade_prints_the_table_by_problem_number(
+    tmp_path: Path, catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """... and reads the course file once, for its problems and its due date alike."""
+    read: list[Path] = []
+
+    def counted(path: Path) -> Course:
+        read.append(path)
+        return load_course(path)
+
+    monkeypatch.setattr(course, "load_course", counted)
     out = tmp_path / "reports"
     for report in sample_reports()[:2]:  # the third has a grader error: it would be regraded
         submission = tmp_path / "subs" / report.submission
         submission.mkdir(parents=True)
         (submission / "split_heads.py").write_text("x = 1\n")
-        report.content_hash = content_hash(submission)
-        report.run.grader_version = __version__
-        write_report(report, out)
+        write_report(saved_by_now(report, submission), out)
     problems = [p.problem for p in sample_reports()[0].problems]
     options = [arg for problem in problems for arg in ("--problem", problem)]
     code, text = run("grade", str(tmp_path / "subs"), "--out", str(out), "--resume", *options)
     assert code == 0, text
     for problem in problems:
         assert f"{catalog.problems[problem].spec.number} {problem}" in text
-    assert "mistakes  forbidden: 9; import error: 11" in text
+    assert "mistakes  forbidden API used: 9; import error: 11" in text
+    assert len(read) == 1
 
 
 def test_classroom_init(tmp_path: Path) -> None:
@@ -326,7 +342,8 @@ def test_a_broken_reference_is_a_grader_error(
     shutil.copytree(PROBLEMS_DIR / "split_heads", problems / "split_heads")
     reference = problems / "split_heads" / "reference.py"
     reference.write_text(reference.read_text() + "\n\ndef split_heads(x, num_heads):\n    1 / 0\n")
-    monkeypatch.setattr("grader.cli.main.load_catalog", lambda course: Catalog(problems))
+    found = OpenCourse(tmp_path, Course(), Catalog(problems))
+    monkeypatch.setattr("grader.cli.main.opened", lambda course: found)
     submission = tmp_path / "work"
     submission.mkdir()
     shutil.copyfile(PROBLEMS_DIR / "split_heads" / "reference.py", submission / "split_heads.py")

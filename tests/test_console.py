@@ -78,7 +78,7 @@ def test_eleven_problems_fit_with_every_figure(catalog: Catalog, width: int) -> 
         assert [*map(cell, report.problems), f"{report.total:g}"] in rows(lines, name)
     for problem in catalog.problems.values():
         assert f"{problem.spec.number} {problem.spec.id}" in text
-    assert "forbidden: 1, 7" in text and "GRADER ERROR: 5, 11" in text
+    assert "forbidden API used: 1, 7" in text and "grader error: 5, 11" in text
 
 
 def test_long_names_fold_whole(catalog: Catalog) -> None:

@@ -7,10 +7,12 @@ import json
 import shutil
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 from safetensors.torch import load_file
+from torch import nn
 
 from grader.cli.main import cli
 from grader.courses.catalog import Catalog
@@ -18,6 +20,11 @@ from grader.courses.course import open_course
 from grader.courses.coursefile import CourseError
 from grader.courses.paths import PROBLEMS_DIR
 from grader.courses.spec import Visibility, load_spec
+from grader.verdict.checks.base import CHECKS, ConfigParams
+from grader.verdict.checks.modules import DistinctHeadsParams
+from grader.verdict.checks.sdpa import SetupAllCloseParams
+from grader.verdict.checks.structure import OneConfigParams
+from grader.verdict.checks.values import AllCloseParams
 from grader.verdict.plan import Plan
 from grader.verdict.reference import LiveReference
 from tests.conftest import ROOT
@@ -90,6 +97,18 @@ def test_a_problem_with_its_own_checks_loads_twice_in_one_process(course: Path) 
         "AllClose",
     ]
     assert second.problems["doubling"].own_checks.keys() == {"twice_the_input"}
+
+
+def test_a_check_reads_the_params_model_its_class_names(course: Path) -> None:
+    """`class Mine(Check[MyParams])` is all a check says of its params, also through a generic
+    base (`Closeness[P]`, `Inspecting[P]`) and in a problem's own `checks.py`."""
+    doubling = Catalog(course / "problems").problems["doubling"]
+    own = {c.spec.check: c for c in doubling.checks()}["twice_the_input"]
+    assert isinstance(own.params, ConfigParams)
+    assert CHECKS["allclose_after_setup"].params_model is SetupAllCloseParams
+    assert CHECKS["allclose"].params_model is AllCloseParams
+    assert CHECKS["param_count"].params_model is OneConfigParams
+    assert CHECKS["distinct_heads"].params_model is DistinctHeadsParams
 
 
 @pytest.mark.timeout(300)
@@ -204,3 +223,21 @@ def test_the_gradescope_zip_packs_the_full_course(course: Path, tmp_path: Path) 
     run("gradescope", "build", "--out", str(tmp_path / "b.zip"))
     with zipfile.ZipFile(tmp_path / "b.zip") as archive:
         assert not any(n.startswith("course/") for n in archive.namelist())
+
+
+def test_the_live_reference_builds_a_module_once_for_its_parameters(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    source = LiveReference(lambda problem: PROBLEMS_DIR / problem / "reference.py")
+    built: list[dict[str, Any]] = []
+    build = source.module
+
+    def counted(problem: str, symbol: str | None, init: dict[str, Any]) -> nn.Module:
+        built.append(init)
+        return build(problem, symbol, init)
+
+    monkeypatch.setattr(source, "module", counted)
+    init = {"n_embd": 8, "n_head": 2, "block_size": 4, "dropout": 0.0}
+    first = source.parameters("causal_self_attention", None, init)
+    assert source.parameters("causal_self_attention", None, dict(init)) == first
+    assert len(built) == 1

@@ -36,6 +36,14 @@ def reports() -> list[SubmissionReport]:
     return sample_reports()
 
 
+def zeroed_problem(report: SubmissionReport) -> SubmissionReport:
+    """`report` with its second problem zeroed, as a forbidden API zeroes a problem whose
+    checks passed."""
+    problems = list(report.problems)
+    problems[1] = problems[1].model_copy(update={"score": 0.0})
+    return report.model_copy(update={"problems": problems, "total": sum(p.score for p in problems)})
+
+
 def test_csv(reports: list[SubmissionReport], tmp_path: Path) -> None:
     write_summary_csv(reports, tmp_path / "summary.csv")
     text = (tmp_path / "summary.csv").read_text()
@@ -117,9 +125,7 @@ def case_property(case: ET.Element, name: str) -> float:
 def test_junit_agrees_with_the_score(reports: list[SubmissionReport]) -> None:
     """Points per test case add up to the total; what lost points is a failure, a problem not
     attempted and a check that passed but was zeroed by policy included."""
-    zeroed = reports[1].model_copy(deep=True)
-    zeroed.problems[1].score = 0.0  # a forbidden API zeroes checks that passed
-    zeroed.total = sum(p.score for p in zeroed.problems)
+    zeroed = zeroed_problem(reports[1])
     for report in [*reports, zeroed]:
         root = validate_junit(render_junit([report], hostname="localhost"))
         cases = root.findall("testsuite/testcase")
@@ -238,9 +244,7 @@ def test_classroom_writes_runner_files(reports: list[SubmissionReport], tmp_path
 def test_classroom_log_and_record_agree(reports: list[SubmissionReport]) -> None:
     """The reporter's log weighs tests alike and its record sums their scores: both must give
     the grader's total, for full, partial, zeroed and faulty reports."""
-    zeroed = reports[1].model_copy(deep=True)
-    zeroed.problems[1].score = 0.0  # a forbidden API zeroes a problem whose checks passed
-    zeroed.total = sum(p.score for p in zeroed.problems)
+    zeroed = zeroed_problem(reports[1])
     for report in [*reports, zeroed]:
         result = classroom_result(candidate_view(report))
         recorded, possible = recorded_score(result)

@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "grader"
 
 # Bottom first. A module belongs to the layer of its longest matching prefix.
 LAYERS: list[tuple[str, ...]] = [
-    ("grader", "grader.compat", "grader.errors"),
+    ("grader", "grader.compat", "grader.errors", "grader.strict"),
     ("grader.sandbox",),
     (
         "grader.courses.spec",

@@ -14,6 +14,7 @@ import torch
 from grader.sandbox import results, worker
 from grader.sandbox.protocol import encode_job, problem_part, result_names
 from grader.sandbox.worker import PROTOCOL_VERSION, Probe, ProblemJob
+from grader.strict import Strict
 
 
 def problem(name: str) -> ProblemJob:
@@ -101,7 +102,7 @@ def shape(hint: object) -> object:
 RESULT_RECORDS = [
     model
     for model in vars(results).values()
-    if isinstance(model, type) and issubclass(model, results.Strict) and model is not results.Strict
+    if isinstance(model, type) and issubclass(model, Strict) and model is not Strict
 ]
 
 
@@ -113,7 +114,7 @@ def test_every_result_record_has_a_strict_reader() -> None:
 
 
 @pytest.mark.parametrize("model", RESULT_RECORDS, ids=lambda m: m.__name__)
-def test_the_hosts_reader_matches_the_workers_record(model: type[results.Strict]) -> None:
+def test_the_hosts_reader_matches_the_workers_record(model: type[Strict]) -> None:
     """Field for field, the same names and types; what the host requires, the worker always
     writes."""
     record = getattr(worker, model.__name__)

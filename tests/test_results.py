@@ -65,7 +65,7 @@ def test_logs_are_capped(tmp_path: Path) -> None:
     (tmp_path / "prob" / "stdout.txt").write_text("x" * 100_000)
     run = read_problem(tmp_path, "prob", {})
     assert len(run.stdout) < results.MAX_LOG_CHARS + 100
-    assert run.stdout.endswith("[... output truncated]")
+    assert run.stdout.endswith("[... truncated]")
 
 
 def test_json_nested_too_deep_is_malformed(tmp_path: Path) -> None:

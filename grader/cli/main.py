@@ -19,6 +19,8 @@ import click
 from grader.cli.course import course_option, opened
 from grader.cli.gradescope import gradescope
 from grader.cli.sandbox import sandbox
+from grader.courses.course import read_course
+from grader.courses.coursefile import reveal_after_due
 from grader.courses.spec import Visibility
 from grader.errors import GraderError
 from grader.outputs import FORMATS
@@ -142,13 +144,12 @@ def render(
     reports: list[SubmissionReport],
     formats: tuple[str, ...],
     out_dir: Path,
-    reveal: bool,
-    course: Path | None,
+    shown: bool,
     junit_by: str,
 ) -> None:
+    """Write the outputs; `shown`: whether candidate outputs show `after_due_date` checks."""
     from grader import api
 
-    shown = api.revealed(reveal, course)
     for path in api.render(reports, formats, out_dir, shown, cast(SuiteBy, junit_by), click.echo):
         click.echo(f"wrote {path}", err=True)
 
@@ -237,9 +238,10 @@ def check(
     from grader import api
     from grader.reports.terminal import print_feedback
 
-    shown = api.revealed(reveal, course)
+    found = opened(course)
+    shown = reveal_after_due(reveal, found.course)
     start = time.monotonic()
-    feedback = api.check(load_catalog(course), path, problems, backend, seed, shown)
+    feedback = api.check(found.catalog, path, problems, backend, seed, shown)
     print_feedback(feedback.view, feedback.unseen)
     click.echo(f"Checked in {time.monotonic() - start:.1f} s on {backend}", err=True)
     if feedback.view.grader_fault:
@@ -339,7 +341,8 @@ def grade(
     from grader import api
     from grader.reports.terminal import print_scores, progress
 
-    catalog = load_catalog(course)
+    found = opened(course)
+    catalog = found.catalog
     if catalog.is_kit:
         click.secho(
             "a candidate kit: grading its visible checks only (feedback, not credit)",
@@ -366,7 +369,7 @@ def grade(
         reports = api.grade_path(catalog, path, out_dir, settings, problems, listener)
     except api.Interrupted as stop:
         raise Failed(f"{stop}. Grade the rest with: {resume_command()}", stop.exit_code) from stop
-    render(reports, formats, out_dir, reveal, course, junit_by)
+    render(reports, formats, out_dir, reveal_after_due(reveal, found.course), junit_by)
     if "github-classroom" not in formats:
         print_scores(reports, {p.spec.id: p.spec.number for p in catalog.problems.values()})
     click.echo(f"Reports written to {out_dir}/", err=True)
@@ -406,17 +409,18 @@ def report(
     from grader import api
     from grader.reports.models import write_report
 
+    shown = reveal_after_due(reveal, read_course(course))
     if len(directories) == 1:
         (directory,) = directories
         reports = api.saved_reports(directory)
-        render(reports, formats, out_dir or directory, reveal, course, junit_by)
+        render(reports, formats, out_dir or directory, shown, junit_by)
         return
     if out_dir is None:
         raise GraderError("merging shards needs --out: the folder of the merged outputs")
     reports = api.merged_reports(directories)
     for merged in reports:
         write_report(merged, out_dir)
-    render(reports, formats, out_dir, reveal, course, junit_by)
+    render(reports, formats, out_dir, shown, junit_by)
     click.echo(f"merged {len(reports)} report(s) from {len(directories)} shards", err=True)
 
 

@@ -7,19 +7,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 from grader.compat import tomllib
 from grader.courses.spec import Visibility
 from grader.errors import GraderError
+from grader.strict import Strict
 
 
 class CourseError(GraderError):
     """A course config that cannot be used."""
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
 class CheckChange(Strict):
@@ -33,6 +30,8 @@ class ProblemEntry(Strict):
     """`[[problems]]`: a problem the assignment sets, from the course's own `problems/` folder
     or from the built-in course (`from = "builtin"`); `points` rescales its checks to this
     total, `checks.NAME` changes one check's points or visibility."""
+
+    model_config = ConfigDict(populate_by_name=True)
 
     id: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
     source: Literal["course", "builtin"] = Field("course", alias="from")

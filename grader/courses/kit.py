@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import torch
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 from safetensors.torch import load_file
 
 from grader.courses.catalog import Catalog, Problem, validate
@@ -24,6 +24,7 @@ from grader.courses.coursefile import CourseError
 from grader.courses.spec import ProblemSpec
 from grader.courses.trusted import import_file
 from grader.sandbox.worker import ProbeData
+from grader.strict import Strict
 from grader.verdict.checks.base import Check, own_checks
 from grader.verdict.reference import Outcome, Recorded, ReferenceSource
 
@@ -32,26 +33,20 @@ TENSORS_FILE = "reference.safetensors"
 PROBLEM_FILE = "problem.json"
 
 
-class RecordedOutcome(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class RecordedOutcome(Strict):
     question: str
     data: dict[str, Any]
     tensors: list[str]  # names of the outcome's tensors; stored as `out/<index>/<name>`
 
 
-class KitProblem(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class KitProblem(Strict):
     id: str
     withheld_checks: int
     withheld_points: float
 
 
-class KitIndex(BaseModel):
+class KitIndex(Strict):
     """`kit.json`."""
-
-    model_config = ConfigDict(extra="forbid")
 
     grader_version: str
     seed: int

@@ -5,19 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from grader.compat import StrEnum, tomllib
 from grader.errors import GraderError
 from grader.sandbox.backends.base import Limits
+from grader.strict import Strict
 
 
 class SpecError(GraderError):
     """A problem spec that cannot be used, with the file and the fields at fault."""
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class Visibility(StrEnum):

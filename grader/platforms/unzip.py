@@ -9,6 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from grader.sandbox.capped import read_capped
+
 
 class UnsafeZip(ValueError):
     """An archive that is not a readable zip, or that the path rules or the caps refuse."""
@@ -68,8 +70,8 @@ def extract(archive: Path, dest: Path, wanted: Callable[[PurePosixPath], bool], 
                 target = dest.joinpath(*path.parts)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 with zf.open(info) as src:
-                    data = src.read(caps.file_bytes + 1)
-                if len(data) > caps.file_bytes:  # the directory lied about the size
+                    data, more = read_capped(src, caps.file_bytes)
+                if more:  # the directory lied about the size
                     raise UnsafeZip(f"{info.filename!r} is over {caps.file_bytes} bytes")
                 with target.open("xb") as out:
                     out.write(data)

@@ -3,6 +3,6 @@
 Owns the report models (`models.py`, with their published JSON schema), the candidate's view
 of a report (`redact.py`), each output format (terminal, CSV, Markdown, HTML, JUnit) and the
 text they share. Renderers read models only; every byte a candidate controls goes through
-`safe.py`. May import `grader.courses.spec`, `grader.sandbox`, `grader.errors` and
-`grader.compat` (and name the catalog's types for type checking only).
+`safe.py`. May import `grader.courses.spec`, `grader.sandbox`, `grader.errors`,
+`grader.compat` and `grader.strict` (and name the catalog's types for type checking only).
 """

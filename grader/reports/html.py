@@ -8,7 +8,6 @@ from grader.reports.csv import submission_status
 from grader.reports.models import (
     AttentionPattern,
     CheckReport,
-    CheckStatus,
     ProblemReport,
     ProblemStatus,
     SubmissionReport,
@@ -16,7 +15,7 @@ from grader.reports.models import (
 from grader.reports.plots import attention_pattern, problem_outcomes, totals_histogram
 from grader.reports.safe import html as escape
 from grader.reports.stats import CheckStats, ClassStats, FailureStats, class_stats, problem_ids
-from grader.reports.text import STATUS_TEXT, check_details, fraction, num, problem_note
+from grader.reports.text import check_details, fraction, num, problem_note
 
 STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5em auto; padding: 0 20px;
@@ -51,24 +50,10 @@ details.submission { border: 1px solid #e3e3e3; border-radius: 6px; padding: .3e
 details.submission[open] { padding-bottom: .8em; }
 details.problem { margin: .6em 0 .6em 1em; } table.checks { width: 100%; }
 """
-# A starred score's reason in the submissions table (the terminal table's words).
-SHORT = {
-    ProblemStatus.import_error: "import error",
-    ProblemStatus.timeout: "timeout",
-    ProblemStatus.crashed: "crashed",
-    ProblemStatus.forbidden_api: "forbidden",
-    ProblemStatus.grader_error: "grader error",
-}
 SUBMISSION_STATUS = {
     "ok": '<span class="badge ok">ok</span>',
     "not_attempted": '<span class="badge dim">not attempted</span>',
     "grader_error": '<span class="badge bad">grader error: regrade</span>',
-}
-CHECK_MARK = {
-    CheckStatus.passed: "✔",
-    CheckStatus.failed: "✘",
-    CheckStatus.error: "!",
-    CheckStatus.skipped: "–",
 }
 HARDEST = 10  # checks listed among the hardest
 FAILURES = 12  # failures listed among the most common
@@ -184,10 +169,10 @@ def score_cell(problem: ProblemReport | None, column_max: float | None) -> str:
     if problem.status is ProblemStatus.not_attempted:
         return '<td class="n dim" title="not attempted">-</td>'
     score = num(problem.score) + ("" if column_max is not None else f"/{num(problem.max_score)}")
-    if problem.status in SHORT:
+    if problem.status.failed:
         return (
             f'<td class="n bad" title="{escape(problem_note(problem))}">{score}*'
-            f"<small>{SHORT[problem.status]}</small></td>"
+            f"<small>{problem.status.text}</small></td>"
         )
     mark = "ok" if problem.score >= problem.max_score else ""
     return f'<td class="n {mark}">{score}</td>'
@@ -203,7 +188,7 @@ def status_cell(report: SubmissionReport) -> str:
 
 def failure_name(failure: FailureStats) -> str:
     if isinstance(failure.failure, ProblemStatus):
-        return STATUS_TEXT[failure.failure]
+        return failure.failure.text
     return "error on a check"
 
 
@@ -362,7 +347,7 @@ def problem_details(problem: ProblemReport) -> str:
     return (
         f'<details class="problem"{"" if full else " open"}><summary><strong>'
         f"{escape(problem.problem)}</strong> {fraction(problem.score, problem.max_score)}"
-        f' <span class="badge {status}">{STATUS_TEXT[problem.status]}</span></summary>'
+        f' <span class="badge {status}">{problem.status.text}</span></summary>'
         + (f"<pre>{escape(problem.message)}</pre>" if problem.message else "")
         + table
         + logs
@@ -373,7 +358,7 @@ def problem_details(problem: ProblemReport) -> str:
 def check_row(check: CheckReport) -> str:
     details = "<br>".join(escape(line) for line in check_details(check))
     return (
-        f'<tr><td class="{check.status.value}">{CHECK_MARK[check.status]}</td>'
+        f'<tr><td class="{check.status.value}">{check.status.mark}</td>'
         f'<td class="text">{escape(check.name)}</td>'
         f'<td class="n">{fraction(check.points, check.max_points)}</td>'
         f'<td><span class="tag">{check.visibility.value}</span></td>'

@@ -2,19 +2,12 @@
 
 from __future__ import annotations
 
-from grader.reports.models import CheckStatus, ProblemReport, ProblemStatus, SubmissionReport
+from grader.reports.models import ProblemReport, ProblemStatus, SubmissionReport
 from grader.reports.redact import WITHHELD, withheld_points
 from grader.reports.safe import markdown
 from grader.reports.stats import BUCKETS, class_stats, problem_ids
 from grader.reports.tests import counts_checks
 from grader.reports.text import details_once, fraction, num, problem_note
-
-MARK = {
-    CheckStatus.passed: "✅",
-    CheckStatus.failed: "❌",
-    CheckStatus.error: "💥",
-    CheckStatus.skipped: "⏭️",
-}
 
 
 def cell(text: str) -> str:
@@ -114,7 +107,7 @@ def candidate_feedback(view: SubmissionReport) -> str:
             lines += table(
                 ["", "check", "points", "details"],
                 [
-                    [MARK[c.status], c.name, fraction(c.points, c.max_points), "\n".join(d)]
+                    [c.status.mark, c.name, fraction(c.points, c.max_points), "\n".join(d)]
                     for c, d in zip(shown, details, strict=True)
                 ],
                 "--r-",

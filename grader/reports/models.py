@@ -10,22 +10,31 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from grader.compat import StrEnum
 from grader.courses.spec import Visibility
+from grader.strict import Strict
 
 SCHEMA_VERSION = 1
 
 
 class CheckStatus(StrEnum):
+    """A check's outcome; `mark` is its symbol in every rendering."""
+
     passed = "passed"
     failed = "failed"
     error = "error"  # the candidate's code raised, crashed or timed out on this check
     skipped = "skipped"
 
+    @property
+    def mark(self) -> str:
+        return CHECK_MARKS[self]
+
 
 class ProblemStatus(StrEnum):
+    """A problem's outcome; `text` is its name in every rendering."""
+
     graded = "graded"
     not_attempted = "not_attempted"
     import_error = "import_error"
@@ -34,12 +43,35 @@ class ProblemStatus(StrEnum):
     forbidden_api = "forbidden_api"
     grader_error = "grader_error"  # our fault: never scored as the candidate's zero
 
+    @property
+    def text(self) -> str:
+        return PROBLEM_TEXTS[self]
 
-class Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    @property
+    def failed(self) -> bool:
+        """Neither graded nor not attempted: the run failed, the grader did, or a forbidden API
+        zeroed the problem (a score table stars such a score)."""
+        return self not in (ProblemStatus.graded, ProblemStatus.not_attempted)
 
 
-class Diagnosis(Model):
+CHECK_MARKS = {
+    CheckStatus.passed: "✔",
+    CheckStatus.failed: "✘",
+    CheckStatus.error: "!",
+    CheckStatus.skipped: "–",
+}
+PROBLEM_TEXTS = {
+    ProblemStatus.graded: "graded",
+    ProblemStatus.not_attempted: "not attempted",
+    ProblemStatus.import_error: "import error",
+    ProblemStatus.timeout: "timed out",
+    ProblemStatus.crashed: "crashed",
+    ProblemStatus.forbidden_api: "forbidden API used",
+    ProblemStatus.grader_error: "grader error",
+}
+
+
+class Diagnosis(Strict):
     """What the grader could say about a wrong value: the known mistake it matches and where."""
 
     mistake: str | None = Field(None, description="Id of the known mistake the output matches.")
@@ -54,7 +86,7 @@ class Diagnosis(Model):
 Grid = list[list[float | None]]  # queries x keys; None where the value is not finite
 
 
-class AttentionPattern(Model):
+class AttentionPattern(Strict):
     """What a failing check shows of the module's attention, beside the reference's: per head,
     queries down, keys across."""
 
@@ -68,7 +100,7 @@ class AttentionPattern(Model):
     expected: list[Grid] = Field(description="The reference on the same input.")
 
 
-class CheckReport(Model):
+class CheckReport(Strict):
     name: str
     check: str = Field(description="The library check this is an instance of.")
     status: CheckStatus
@@ -87,7 +119,7 @@ class CheckReport(Model):
     )
 
 
-class ProblemReport(Model):
+class ProblemReport(Strict):
     problem: str
     title: str = ""
     status: ProblemStatus
@@ -103,7 +135,7 @@ class ProblemReport(Model):
     stderr: str = ""
 
 
-class RunInfo(Model):
+class RunInfo(Strict):
     """How the grade was produced: enough to reproduce it."""
 
     grader_version: str
@@ -119,7 +151,7 @@ class RunInfo(Model):
     seconds: float | None = None
 
 
-class Student(Model):
+class Student(Strict):
     """Who handed the submission in, as the class export names them."""
 
     id: str = Field(
@@ -129,7 +161,7 @@ class Student(Model):
     name: str = ""
 
 
-class SubmissionReport(Model):
+class SubmissionReport(Strict):
     schema_version: int = SCHEMA_VERSION
     submission: str
     student: Student | None = None

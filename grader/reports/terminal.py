@@ -28,15 +28,6 @@ from grader.reports.text import details_once, fraction, num, problem_note
 if TYPE_CHECKING:
     from grader.validate import Outcome
 
-# The statuses whose score is starred in the table, and what the note under it calls them.
-SHORT = {
-    ProblemStatus.import_error: "import error",
-    ProblemStatus.timeout: "timeout",
-    ProblemStatus.crashed: "crashed",
-    ProblemStatus.forbidden_api: "forbidden",
-    ProblemStatus.grader_error: "GRADER ERROR",
-}
-
 
 @dataclass
 class Column:
@@ -78,7 +69,7 @@ def score_cell(problem: ProblemReport, column_max: float | None) -> str:
     """The score, starred if it has a note, over its maximum unless the header shows that."""
     if problem.status is ProblemStatus.not_attempted:
         return "[dim]-[/dim]"
-    score = f"[red]{num(problem.score)}*[/red]" if problem.status in SHORT else num(problem.score)
+    score = f"[red]{num(problem.score)}*[/red]" if problem.status.failed else num(problem.score)
     return over(score, problem.max_score if column_max is None else None)
 
 
@@ -112,8 +103,8 @@ def notes(reports: list[SubmissionReport], numbers: Mapping[str, int]) -> Table:
     for report in reports:
         starred: dict[str, list[str]] = {}
         for p in report.problems:
-            if p.status in SHORT:
-                starred.setdefault(SHORT[p.status], []).append(str(numbers[p.problem]))
+            if p.status.failed:
+                starred.setdefault(p.status.text, []).append(str(numbers[p.problem]))
         if starred:
             text = "; ".join(f"{note}: {', '.join(which)}" for note, which in starred.items())
             table.add_row(escape(report.submission), text)
@@ -169,12 +160,10 @@ def progress(total: int, console: Console | None = None) -> Iterator[Callable[[s
         yield lambda name: bar.update(task, advance=1, last=name)
 
 
-CHECK_MARK = {
-    CheckStatus.passed: "[green]✔[/green]",
-    CheckStatus.failed: "[red]✘[/red]",
-    CheckStatus.error: "[red]![/red]",
-    CheckStatus.skipped: "[dim]-[/dim]",
-}
+def check_mark(status: CheckStatus) -> str:
+    """The status's mark, green when it passed, dim when skipped, red otherwise."""
+    colour = {CheckStatus.passed: "green", CheckStatus.skipped: "dim"}.get(status, "red")
+    return f"[{colour}]{status.mark}[/{colour}]"
 
 
 def print_feedback(
@@ -199,7 +188,7 @@ def print_feedback(
             problem.checks, details_once(problem, problem.checks), strict=True
         ):
             console.print(
-                f"  {CHECK_MARK[check.status]} {escape(check.name)}  "
+                f"  {check_mark(check.status)} {escape(check.name)}  "
                 f"[dim]{fraction(check.points, check.max_points)}[/dim]"
             )
             for line in details:

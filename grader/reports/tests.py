@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from grader.courses.spec import Visibility
 from grader.reports.models import CheckStatus, ProblemReport, SubmissionReport
-from grader.reports.text import STATUS_TEXT, check_details, problem_note
+from grader.reports.text import check_details, problem_note
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ def flat_tests(view: SubmissionReport) -> Iterator[FlatTest]:
         if not problem.checks:
             yield FlatTest(
                 str(p_index),
-                f"{problem.problem}: {STATUS_TEXT[problem.status]}",
+                f"{problem.problem}: {problem.status.text}",
                 CheckStatus.failed,
                 0.0,
                 problem.max_score,

@@ -1,18 +1,8 @@
-"""Short texts every renderer shares: numbers, a check's details, a problem's status."""
+"""Short texts every renderer shares: numbers, a check's details, a problem's note."""
 
 from __future__ import annotations
 
 from grader.reports.models import CheckReport, CheckStatus, ProblemReport, ProblemStatus
-
-STATUS_TEXT = {
-    ProblemStatus.graded: "graded",
-    ProblemStatus.not_attempted: "not attempted",
-    ProblemStatus.import_error: "import error",
-    ProblemStatus.timeout: "timed out",
-    ProblemStatus.crashed: "crashed",
-    ProblemStatus.forbidden_api: "forbidden API used",
-    ProblemStatus.grader_error: "grader error",
-}
 
 
 def num(value: float) -> str:
@@ -45,7 +35,7 @@ def problem_note(problem: ProblemReport) -> str:
     """The problem's status and message when it was not simply graded."""
     if problem.status is ProblemStatus.graded:
         return problem.message
-    text = STATUS_TEXT[problem.status]
+    text = problem.status.text
     return f"{text}: {problem.message}" if problem.message else text
 
 

@@ -4,8 +4,8 @@ Owns the worker (`worker.py`, the only code that runs beside a submission: stdli
 safetensors, and where every record of the protocol is defined, both ways), the host's side of
 that protocol (`protocol.py` writes the job, `results.py` and `untrusted.py` read what comes
 back, as data only), the host's run of the reference through the worker's executor
-(`executor.py`), staging a submission, the image and the engine it runs in (`image.py`,
-`engine.py`), and the backends that run the worker (`backends/`). May import `grader.errors`
-and `grader.compat` and nothing else of the grader: checks, reports and courses are above it
-(`tests/test_layers.py`).
+(`executor.py`), staging a submission, reading untrusted bytes with a cap (`capped.py`), the
+image and the engine it runs in (`image.py`, `engine.py`), and the backends that run the
+worker (`backends/`). May import `grader.errors`, `grader.compat` and `grader.strict` and
+nothing else of the grader: checks, reports and courses are above it (`tests/test_layers.py`).
 """

@@ -12,20 +12,18 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import torch
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
+from grader.sandbox.capped import read_log
 from grader.sandbox.owntext import own, own_type
 from grader.sandbox.untrusted import InvalidOutput, read_json, read_tensors
 from grader.sandbox.worker import Probe
+from grader.strict import Strict
 
 MAX_LOG_CHARS = 4_000
 MAX_OUTPUTS = 16
 MAX_PROBLEM_BYTES = 32_000_000
 """JSON and tensor bytes read for one problem, all probes together."""
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class Frame(Strict):
@@ -230,13 +228,8 @@ def read_model(path: Path, model: type[M]) -> M:
         raise InvalidOutput(f"{path.name}: {str(exc)[:300]}") from exc
 
 
-def read_log(path: Path) -> str:
-    if not path.exists():
-        return ""
-    with path.open("rb") as handle:
-        head = handle.read(MAX_LOG_CHARS + 1)
-    text = head[:MAX_LOG_CHARS].decode("utf-8", errors="replace")
-    return text + ("\n[... output truncated]" if len(head) > MAX_LOG_CHARS else "")
+def problem_log(path: Path) -> str:
+    return read_log(path, MAX_LOG_CHARS) if path.exists() else ""
 
 
 def read_worker_report(out_dir: Path) -> WorkerReport | None:
@@ -272,8 +265,8 @@ def read_problem(out_dir: Path, problem: str, probes: Mapping[str, Probe]) -> Pr
     if not folder.is_dir():
         return run
     run.started = (folder / "started").is_file()
-    run.stdout = read_log(folder / "stdout.txt")
-    run.stderr = read_log(folder / "stderr.txt")
+    run.stdout = problem_log(folder / "stdout.txt")
+    run.stderr = problem_log(folder / "stderr.txt")
     if (folder / "exit.json").is_file():
         try:
             run.exit = read_model(folder / "exit.json", ProblemExit)

@@ -11,6 +11,8 @@ from typing import Any
 import torch
 from safetensors.torch import load
 
+from grader.sandbox.capped import read_capped, read_file_capped
+
 MAX_JSON_BYTES = 2_000_000
 MAX_JSON_DEPTH = 32
 MAX_TENSOR_FILE_BYTES = 16_000_000
@@ -52,10 +54,10 @@ def depth(value: Any) -> int:
 
 def read_json(path: Path) -> Any:
     """A JSON file of at most `MAX_JSON_BYTES`."""
-    size = path.stat().st_size
-    if size > MAX_JSON_BYTES:
-        raise InvalidOutput(f"{path.name}: {size} bytes is over the limit")
-    return parse_json(path.read_bytes(), path.name)
+    raw, more = read_file_capped(path, MAX_JSON_BYTES)
+    if more:
+        raise InvalidOutput(f"{path.name}: over the limit of {MAX_JSON_BYTES} bytes")
+    return parse_json(raw, path.name)
 
 
 def read_tensors(path: Path) -> dict[str, torch.Tensor]:
@@ -73,7 +75,10 @@ def read_tensors(path: Path) -> dict[str, torch.Tensor]:
             raise InvalidOutput(f"{path.name}: a header of {length} bytes")
         raw = handle.read(length)
         check_header(parse_json(raw, path.name), path.name)
-        data = prefix + raw + handle.read(MAX_TENSOR_FILE_BYTES)
+        rest, more = read_capped(handle, MAX_TENSOR_FILE_BYTES - len(prefix) - length)
+        if more:  # it grew since its size was read
+            raise InvalidOutput(f"{path.name}: over the limit of {MAX_TENSOR_FILE_BYTES} bytes")
+        data = prefix + raw + rest
     try:
         return load(data)
     except Exception as exc:  # any failure to decode candidate bytes is theirs

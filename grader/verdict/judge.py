@@ -9,6 +9,7 @@ from grader.sandbox import owntext
 from grader.sandbox.results import ProblemRun
 from grader.verdict.checks import Check, Context, Failure, Verdict
 from grader.verdict.checks.scope import Sources
+from grader.verdict.missing import Missing, missing_text
 from grader.verdict.prepare import Prepared
 
 
@@ -16,17 +17,18 @@ def judge_problem(prepared: Prepared, run: ProblemRun, sources: Sources) -> Prob
     spec = prepared.problem.spec
     public = None
     if run.import_error is not None:
-        message = f"importing {spec.entry} raised {run.import_error.summary()}"
+        message = missing_text(Missing.import_failed, run, spec)
         with owntext.public():
-            public = f"importing {spec.entry} raised {run.import_error.summary()}"
-        verdict = Verdict(CheckStatus.error, message, public=public)
-        checks = [check_report(c, verdict) for c in prepared.checks]
+            public = missing_text(Missing.import_failed, run, spec)
+        verdict = Verdict(CheckStatus.error, message, public=public, missing=Missing.import_failed)
+        verdicts = [verdict] * len(prepared.checks)
         status = ProblemStatus.import_error
     else:
-        checks, fault = judge_checks(prepared, run, sources)
-        status, message = problem_status(prepared, run, checks)
+        verdicts, fault = judge_checks(prepared, run, sources)
+        status, message = problem_status(prepared, run, verdicts)
         if fault is not None:
             status, message = ProblemStatus.grader_error, fault
+    checks = [check_report(c, v) for c, v in zip(prepared.checks, verdicts, strict=True)]
     zeroed = status in (ProblemStatus.forbidden_api, ProblemStatus.grader_error)
     return ProblemReport(
         problem=spec.id,
@@ -45,10 +47,10 @@ def judge_problem(prepared: Prepared, run: ProblemRun, sources: Sources) -> Prob
 
 def judge_checks(
     prepared: Prepared, run: ProblemRun, sources: Sources
-) -> tuple[list[CheckReport], str | None]:
-    """Every check's report, and the grader's own failure if a check broke."""
+) -> tuple[list[Verdict], str | None]:
+    """Every check's verdict, and the grader's own failure if a check broke."""
     ctx = Context(prepared.problem.spec, prepared.plan, run, prepared.reference, sources)
-    reports = []
+    verdicts = []
     fault = None
     for check in prepared.checks:
         try:
@@ -60,15 +62,15 @@ def judge_checks(
         except Exception as exc:  # a bug in a check is the grader's fault
             fault = f"check {check.spec.name!r} failed: {exc!r}\n{traceback.format_exc(limit=4)}"
             verdict = Verdict(CheckStatus.skipped, "not judged: the grader failed on this check")
-        reports.append(check_report(check, verdict))
-    return reports, fault
+        verdicts.append(verdict)
+    return verdicts, fault
 
 
 def run_check(check: Check, ctx: Context) -> Verdict:
     try:
         return check.judge(ctx)
     except Failure as failure:
-        return Verdict(failure.status, failure.message)
+        return Verdict(failure.status, failure.message, missing=failure.missing)
 
 
 def check_report(check: Check, verdict: Verdict) -> CheckReport:
@@ -88,12 +90,13 @@ def check_report(check: Check, verdict: Verdict) -> CheckReport:
 
 
 def problem_status(
-    prepared: Prepared, run: ProblemRun, checks: list[CheckReport]
+    prepared: Prepared, run: ProblemRun, verdicts: list[Verdict]
 ) -> tuple[ProblemStatus, str]:
     spec = prepared.problem.spec
     exit = run.exit
     if spec.forbidden_zeroes_problem and any(
-        c.check == "forbidden_api" and c.status is CheckStatus.failed for c in checks
+        c.spec.check == "forbidden_api" and v.status is CheckStatus.failed
+        for c, v in zip(prepared.checks, verdicts, strict=True)
     ):
         return ProblemStatus.forbidden_api, "the problem scores 0 (see its forbidden API check)"
     if exit is not None and exit.timed_out:
@@ -112,8 +115,7 @@ def problem_status(
             f"the candidate's process left results the grader cannot read ({run.invalid[0]}); "
             "checks that finished count"
         )
-    missing = [c for c in checks if c.status is CheckStatus.error and "ended without" in c.message]
-    if missing:
+    if any(v.missing is Missing.vanished for v in verdicts):
         return ProblemStatus.crashed, "the candidate's process ended early (e.g. os._exit)"
     if exit.stray_processes:
         killed = exit.stray_processes

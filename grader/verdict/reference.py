@@ -57,6 +57,7 @@ class LiveReference(ReferenceSource):
     def __init__(self, reference_file: Callable[[str], Path]) -> None:
         self.reference_file = reference_file
         self.namespaces: dict[str, dict[str, Any]] = {}
+        self.shapes: dict[str, list[tuple[str, list[int]]]] = {}  # by question
 
     def namespace(self, problem: str) -> dict[str, Any]:
         from grader.courses.trusted import import_file
@@ -76,8 +77,12 @@ class LiveReference(ReferenceSource):
     def parameters(
         self, problem: str, symbol: str | None, init: dict[str, Any]
     ) -> list[tuple[str, list[int]]]:
-        named = self.module(problem, symbol, init).named_parameters()
-        return [(name, list(p.shape)) for name, p in named]
+        """Built once per module and `init`: every config and stand-in asks again."""
+        key = question(problem, symbol, init)
+        if key not in self.shapes:
+            named = self.module(problem, symbol, init).named_parameters()
+            self.shapes[key] = [(name, list(p.shape)) for name, p in named]
+        return [(name, list(shape)) for name, shape in self.shapes[key]]
 
     def attributes(self, problem: str, init: dict[str, Any], names: list[str]) -> dict[str, Any]:
         module = self.module(problem, None, init)

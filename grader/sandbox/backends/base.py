@@ -8,13 +8,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from grader.strict import Strict
 
 
-class Limits(BaseModel):
+class Limits(Strict):
     """Resource limits for one submission's worker (one process tree or one container)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     wall_seconds: float = Field(120.0, gt=0, description="Wall clock for the whole worker.")
     problem_seconds: float = Field(30.0, gt=0, description="Wall clock for one problem.")

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from grader.sandbox.backends import launch
 from grader.sandbox.backends.base import STOPPED, Isolation, Limits, WorkerJob, WorkerRun, feed
+from grader.sandbox.capped import read_log
 from grader.sandbox.paths import WORKER_FILE
 
 
@@ -92,13 +93,6 @@ def wait_or_stop(proc: subprocess.Popen[bytes], deadline: float, stop: threading
         except subprocess.TimeoutExpired:
             continue
     return False
-
-
-def read_capped(path: Path, limit: int) -> str:
-    with path.open("rb") as handle:
-        data = handle.read(limit + 1)
-    text = data[:limit].decode("utf-8", errors="replace")
-    return text + ("\n[... truncated]" if len(data) > limit else "")
 
 
 def hand_over(readable: list[Path], writable: list[Path], user: pwd.struct_passwd) -> None:
@@ -195,8 +189,8 @@ class LocalBackend:
             exit_code=proc.returncode,
             timed_out=timed_out,
             wall_seconds=time.monotonic() - start,
-            stdout=read_capped(stdout_path, limits.log_bytes),
-            stderr=read_capped(stderr_path, limits.log_bytes),
+            stdout=read_log(stdout_path, limits.log_bytes),
+            stderr=read_log(stderr_path, limits.log_bytes),
             fault=STOPPED if job.stop.is_set() else None,
         )
         shutil.rmtree(home, ignore_errors=True)

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Generic, cast, get_args
 
 import torch
-from pydantic import BaseModel, ConfigDict
+from typing_extensions import TypeVar
 
 from grader.courses.spec import Arg, CheckSpec, Config, ModuleArg, ProblemSpec, TensorArg
 from grader.reports.models import AttentionPattern, CheckStatus, Diagnosis
@@ -22,6 +21,7 @@ from grader.sandbox.results import (
     ValueOut,
     nonconformity,
 )
+from grader.strict import Strict
 from grader.verdict.checks.returned import (
     dtype_text,
     fits,
@@ -33,11 +33,12 @@ from grader.verdict.checks.returned import (
 )
 from grader.verdict.checks.scope import Sources
 from grader.verdict.diagnose import locate
+from grader.verdict.missing import Missing, malformed, missing_text, why_missing
 from grader.verdict.plan import Plan
 
 
-class NoParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class NoParams(Strict):
+    """A check's params: none unless a subclass declares them."""
 
 
 class ConfigParams(NoParams):
@@ -46,16 +47,23 @@ class ConfigParams(NoParams):
     configs: list[str] | None = None
 
 
-P = TypeVar("P", bound=BaseModel)
+P = TypeVar("P", bound=NoParams, covariant=True, default=NoParams)
+"""A check's params model; a bare `Check` is a check of any params."""
 
 
 class Failure(Exception):
     """The candidate's code did not give what a check needs: a verdict, not a grader fault."""
 
-    def __init__(self, message: str, status: CheckStatus = CheckStatus.failed) -> None:
+    def __init__(
+        self,
+        message: str,
+        status: CheckStatus = CheckStatus.failed,
+        missing: Missing | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.missing = missing
 
 
 def describe(config: Config) -> str:
@@ -99,6 +107,7 @@ class Verdict:
     diagnosis: Diagnosis | None = None
     public: str | None = None  # the message without the candidate's own text, where it differs
     pattern: AttentionPattern | None = None
+    missing: Missing | None = None  # why there was no result to judge, if that is the verdict
 
 
 @dataclass
@@ -116,7 +125,7 @@ class Context:
         or lacks what the probe asked for."""
         result = self.sub.probes.get(probe_id)
         if result is None:
-            raise Failure(self.missing_reason(), CheckStatus.error)
+            raise self.missing()
         if result.data.error is not None:
             error = result.data.error
             stage = {
@@ -195,23 +204,10 @@ class Context:
             )
         return got
 
-    def missing_reason(self) -> str:
-        exit = self.sub.exit
-        limit = self.spec.limits.problem_seconds
-        if exit is None:
-            return "the worker ended before this problem ran (see the submission's other errors)"
-        if exit.timed_out:
-            return f"the problem timed out (limit {limit:g} s) before this check's probe finished"
-        if exit.signal is not None:
-            name = signal.Signals(exit.signal).name if exit.signal in signal.valid_signals() else ""
-            return (
-                f"the process was killed by signal {exit.signal} {name} during this check".strip()
-            )
-        if exit.exit_code not in (0, None):
-            return f"the process exited with code {exit.exit_code} during this check"
-        if self.sub.invalid:
-            return malformed("; ".join(self.sub.invalid[:3]))
-        return "the process ended without a result for this check (e.g. os._exit in the code)"
+    def missing(self) -> Failure:
+        """The error of a check whose probe has no result, with the reason why."""
+        reason = why_missing(self.sub)
+        return Failure(missing_text(reason, self.sub, self.spec), CheckStatus.error, reason)
 
 
 def subject(want: CallResult, index: int) -> str:
@@ -226,27 +222,37 @@ def unlike(got: TensorOut | ValueOut, want: CallResult, index: int) -> Failure:
     )
 
 
-def malformed(what: str) -> str:
-    return f"the worker's output was malformed: {what}"
-
-
 def gradient_label(name: str) -> str:
     return "the input" if name.startswith("arg") else name.removeprefix("param:")
 
 
-class Check:
-    """A reusable check; subclasses set `params_model` and implement `prepare` and `judge`."""
+class Check(Generic[P]):
+    """A reusable check of params `P`: a subclass names its params model once, as in
+    `class Mine(Check[MyParams])`, and implements `prepare` and `judge`."""
 
     id: ClassVar[str]
-    params_model: ClassVar[type[BaseModel]] = NoParams
+    params_model: ClassVar[type[NoParams]] = NoParams
+    """`P` at run time, taken from the class statement."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for base in cls.__dict__.get("__orig_bases__", ()):
+            named = [a for a in get_args(base) if isinstance(a, type) and issubclass(a, NoParams)]
+            if named:
+                cls.params_model = named[0]
 
     def __init__(self, spec: CheckSpec, problem: ProblemSpec) -> None:
         self.spec = spec
         self.problem = problem
-        self.params: Any = self.params_model.model_validate(spec.params)
+        self._params = cast(P, self.params_model.model_validate(spec.params))
+
+    @property
+    def params(self) -> P:
+        return self._params
 
     def configs(self) -> list[Config]:
-        wanted = getattr(self.params, "configs", None)
+        """The configs the params name, or every config with something to call."""
+        wanted = self.params.configs if isinstance(self.params, ConfigParams) else None
         if wanted is None:
             return [c for c in self.problem.configs if c.init is not None or c.args]
         return [self.problem.config(c) for c in wanted]

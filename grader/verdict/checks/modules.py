@@ -14,11 +14,9 @@ class DistinctHeadsParams(OneConfigParams):
 
 
 @register("distinct_heads")
-class DistinctHeads(Inspecting):
+class DistinctHeads(Inspecting[DistinctHeadsParams]):
     """`container` is an nn.ModuleList of as many distinct modules as the constructor argument
     `count_from` says, in order, no two sharing a parameter tensor."""
-
-    params_model = DistinctHeadsParams
 
     def judge(self, ctx: Context) -> Verdict:
         got, _ = self.inspected(ctx)

@@ -3,14 +3,16 @@ reached by switching an attribute after construction."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Literal
 
 import torch
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from grader.courses.spec import Config
 from grader.reports.models import CheckStatus
 from grader.sandbox.results import TraceEntry
+from grader.sandbox.worker import SetupOp
+from grader.strict import Strict
 from grader.verdict.checks.base import (
     Check,
     ConfigParams,
@@ -20,22 +22,47 @@ from grader.verdict.checks.base import (
     config_text,
     register,
 )
-from grader.verdict.checks.values import AllClose, AllCloseParams, passed
+from grader.verdict.checks.values import AllCloseParams, Closeness, passed
 from grader.verdict.diagnose import locate
 from grader.verdict.plan import Mode, Plan
 
 SDPA = "scaled_dot_product_attention"
 
 
-def describe_setup(setup: list[dict[str, Any]]) -> str:
+class SetupStep(Strict):
+    """A change to the module after construction: `set` attribute `name` to `value`, or make
+    it `double`."""
+
+    op: Literal["double", "set"]
+    name: str = ""
+    value: bool | int | float | str | None = None
+
+    @model_validator(mode="after")
+    def _named(self) -> SetupStep:
+        if self.op == "set" and not self.name:
+            raise ValueError("a `set` step names the attribute it sets")
+        return self
+
+    def request(self) -> SetupOp:
+        if self.op == "double":
+            return {"op": "double"}
+        return {"op": "set", "name": self.name, "value": self.value}
+
+
+def requests(setup: list[SetupStep]) -> list[SetupOp]:
+    """The setup steps as the worker takes them."""
+    return [step.request() for step in setup]
+
+
+def describe_setup(setup: list[SetupStep]) -> str:
     """`flash = False` for [{"op": "set", "name": "flash", "value": False}]."""
-    parts = [f"{op['name']} = {op['value']}" for op in setup if op.get("op") == "set"]
+    parts = [f"{step.name} = {step.value}" for step in setup if step.op == "set"]
     return ", ".join(parts) or "as constructed"
 
 
 class SdpaParams(ConfigParams):
     mode: Mode = "eval"
-    setup: list[dict[str, Any]] = Field(default_factory=list)
+    setup: list[SetupStep] = Field(default_factory=list)
     called: bool = True
     is_causal: bool | None = None
     dropout_p: float | str | None = None  # a value, or the constructor argument holding it
@@ -43,15 +70,13 @@ class SdpaParams(ConfigParams):
 
 
 @register("sdpa_calls")
-class SdpaCalls(Check):
+class SdpaCalls(Check[SdpaParams]):
     """F.scaled_dot_product_attention is called (or not), with the expected `is_causal`,
     `dropout_p` and no explicit `scale`."""
 
-    params_model = SdpaParams
-
     def prepare(self, plan: Plan) -> None:
         self.probes = {
-            c.id: plan.call_probe(c, mode=self.params.mode, setup=self.params.setup)
+            c.id: plan.call_probe(c, mode=self.params.mode, setup=requests(self.params.setup))
             for c in self.configs()
         }
 
@@ -106,36 +131,32 @@ class SdpaCalls(Check):
 
 
 class SetupAllCloseParams(AllCloseParams):
-    setup: list[dict[str, Any]]
+    setup: list[SetupStep]
 
 
 @register("allclose_after_setup")
-class AllCloseAfterSetup(AllClose):
+class AllCloseAfterSetup(Closeness[SetupAllCloseParams]):
     """`allclose` on a module changed by setup ops after construction (e.g. its path switched)."""
-
-    params_model: ClassVar[type[AllCloseParams]] = SetupAllCloseParams
 
     def prepare(self, plan: Plan) -> None:
         self.probes = {
-            c.id: plan.call_probe(c, dtype=self.dtype(), setup=self.params.setup)
+            c.id: plan.call_probe(c, dtype=self.dtype(), setup=requests(self.params.setup))
             for c in self.configs()
         }
 
 
 class AgreeParams(ConfigParams):
-    setup: list[dict[str, Any]]
+    setup: list[SetupStep]
     atol: float = 1e-5
 
 
 @register("paths_agree")
-class PathsAgree(Check):
+class PathsAgree(Check[AgreeParams]):
     """The module's outputs as constructed and after the setup ops agree within `atol`."""
-
-    params_model = AgreeParams
 
     def prepare(self, plan: Plan) -> None:
         self.probes = {
-            c.id: (plan.call_probe(c), plan.call_probe(c, setup=self.params.setup))
+            c.id: (plan.call_probe(c), plan.call_probe(c, setup=requests(self.params.setup)))
             for c in self.configs()
         }
 

@@ -27,11 +27,9 @@ def shown(items: list[str]) -> str:
 
 
 @register("forbidden_api")
-class ForbiddenApi(Check):
+class ForbiddenApi(Check[ForbiddenParams]):
     """No forbidden API, proven used in the problem's files or seen running; and no construct
     whose only use is to hide such a route (tampering)."""
-
-    params_model = ForbiddenParams
 
     def names(self) -> set[str]:
         return set(self.params.names if self.params.names is not None else self.problem.forbidden)
@@ -69,12 +67,10 @@ class LoopParams(NoParams):
 
 
 @register("python_loop")
-class PythonLoop(Check):
+class PythonLoop(Check[LoopParams]):
     """A function loops over the heads in Python (`loop = true`) or does not (`loop = false`):
     a live loop that computes (a matmul, an attention primitive, or a call to the candidate's
     code that does one), in the function or the candidate's functions it calls."""
-
-    params_model = LoopParams
 
     def judge(self, ctx: Context) -> Verdict:
         name = self.params.function

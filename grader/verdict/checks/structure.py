@@ -4,7 +4,7 @@ attributes, raises."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import Field
 
@@ -31,10 +31,11 @@ class OneConfigParams(NoParams):
     config: str | None = None
 
 
-class Inspecting(Check):
-    """A check that reads the structure of a module built from one config."""
+OC = TypeVar("OC", bound=OneConfigParams)
 
-    params_model = OneConfigParams
+
+class Inspecting(Check[OC]):
+    """A check that reads the structure of a module built from one config."""
 
     def config(self) -> Config:
         name = self.params.config
@@ -52,7 +53,7 @@ class Inspecting(Check):
 
 
 @register("parameter_names")
-class ParameterNames(Inspecting):
+class ParameterNames(Inspecting[OneConfigParams]):
     """Parameters carry the contract's names and shapes, no more, no less, none shared."""
 
     def judge(self, ctx: Context) -> Verdict:
@@ -74,7 +75,7 @@ class ParameterNames(Inspecting):
 
 
 @register("param_count")
-class ParamCount(Inspecting):
+class ParamCount(Inspecting[OneConfigParams]):
     """The module has exactly as many trainable parameters as the contract implies."""
 
     def judge(self, ctx: Context) -> Verdict:
@@ -102,11 +103,9 @@ class MaskBufferParams(OneConfigParams):
 
 
 @register("mask_buffer")
-class MaskBuffer(Inspecting):
+class MaskBuffer(Inspecting[MaskBufferParams]):
     """The causal mask is a registered buffer (not a plain tensor attribute), under the names
     the contract gives, and the module still works after `.double()`."""
-
-    params_model = MaskBufferParams
 
     def prepare(self, plan: Plan) -> None:
         config = self.config()
@@ -153,11 +152,9 @@ class AttributesParams(ConfigParams):
 
 
 @register("attributes")
-class Attributes(Check):
+class Attributes(Check[AttributesParams]):
     """Plain attributes the contract names (head counts, sizes, flags) hold the reference's
     values, of the same type."""
-
-    params_model = AttributesParams
 
     def prepare(self, plan: Plan) -> None:
         self.probes = {
@@ -195,10 +192,8 @@ class RaisesParams(NoParams):
 
 
 @register("raises")
-class Raises(Check):
+class Raises(Check[RaisesParams]):
     """A bad configuration is rejected: by the constructor (`init`) or by a call (`config`)."""
-
-    params_model = RaisesParams
 
     def prepare(self, plan: Plan) -> None:
         if self.params.config is not None:
@@ -223,7 +218,7 @@ class Raises(Check):
     def judge(self, ctx: Context) -> Verdict:
         result = ctx.sub.probes.get(self.probe)
         if result is None:
-            raise Failure(ctx.missing_reason(), CheckStatus.error)
+            raise ctx.missing()
         error = result.data.error
         wanted = " or ".join(self.params.exceptions)
         if error is None:

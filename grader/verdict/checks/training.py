@@ -41,12 +41,10 @@ class DropoutParams(NoParams):
 
 
 @register("dropout")
-class Dropout(Check):
+class Dropout(Check[DropoutParams]):
     """Eval mode ignores dropout (deterministic, and equal to the same module built with p = 0);
     train mode is random; the dropout sits on the attention weights: at T = 1 it drops whole
     heads (see `placement`), and with p = 1 the output is what the reference gives."""
-
-    params_model = DropoutParams
 
     def prepare(self, plan: Plan) -> None:
         config = self.problem.config(self.params.config)
@@ -59,12 +57,14 @@ class Dropout(Check):
         full = {**config.init, self.params.argument: 1.0}
         self.full = plan.call_probe(config, mode="train", seeds=[3], init=full, args=args)
         self.p = float(config.init[self.params.argument])
-        self.placement = None if self.params.placement is None else self.prepare_placement(plan)
+        placement = self.params.placement
+        self.placement = None if placement is None else self.prepare_placement(plan, placement)
 
-    def prepare_placement(self, plan: Plan) -> tuple[str, str]:
+    def prepare_placement(
+        self, plan: Plan, params: PlacementParams
+    ) -> tuple[PlacementParams, str, str]:
         """Eval and train probes at T = 1, in float64, through an identity projection whose
         weight gradient (one-hot per batch row) gives back the context vectors it received."""
-        params = self.params.placement
         config = self.problem.config(params.config)
         assert config.init is not None and 0 < config.init[self.params.argument] < 1
         batch, tokens = config.args[0].shape[:2]  # type: ignore[union-attr]
@@ -85,7 +85,7 @@ class Dropout(Check):
             plan.call_probe(config, "float64", mode, seeds=[1], weights=weights, gradient=gradient)
             for mode in ("eval", "train")
         ]
-        return probes[0], probes[1]
+        return params, probes[0], probes[1]
 
     def judge(self, ctx: Context) -> Verdict:
         with about(self.problem.config(self.params.config)):
@@ -141,8 +141,9 @@ class Dropout(Check):
         where = ", whole heads at T = 1" if self.placement else ""
         return passed(f"deterministic in eval, random in train (p={self.p}){where}")
 
-    def placement_fault(self, ctx: Context, eval: str, train: str) -> str | None:
-        params = self.params.placement
+    def placement_fault(
+        self, ctx: Context, params: PlacementParams, eval: str, train: str
+    ) -> str | None:
         config = self.problem.config(params.config)
         assert config.init is not None
         heads = int(config.init[params.heads_from]) if params.heads_from else 1
@@ -176,10 +177,8 @@ class GradientParams(ConfigParams):
 
 
 @register("gradients")
-class Gradients(Check):
+class Gradients(Check[GradientParams]):
     """Gradients reach the input and every parameter, and match the reference's."""
-
-    params_model = GradientParams
 
     def prepare(self, plan: Plan) -> None:
         self.probes = {

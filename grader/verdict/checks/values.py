@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 
@@ -29,18 +29,18 @@ def passed(message: str = "") -> Verdict:
     return Verdict(CheckStatus.passed, message)
 
 
-class PerConfig(Check):
+CP = TypeVar("CP", bound=ConfigParams)
+
+
+class PerConfig(Check[CP]):
     """A check that asks one eval-mode call per config and compares each with the reference;
     what a config returns wrongly is one of its findings, a config that raised ends the check."""
-
-    params_model = ConfigParams
 
     def prepare(self, plan: Plan) -> None:
         self.probes = {c.id: plan.call_probe(c, dtype=self.dtype()) for c in self.configs()}
 
     def dtype(self) -> Dtype:
-        dtype: Dtype = getattr(self.params, "dtype", "float32")
-        return dtype
+        return "float32"
 
     def judge(self, ctx: Context) -> Verdict:
         problems = []
@@ -71,7 +71,7 @@ class PerConfig(Check):
 
 
 @register("output_shape")
-class OutputShape(PerConfig):
+class OutputShape(PerConfig[ConfigParams]):
     """Every output has exactly the reference's shape and dtype (no broadcasting)."""
 
     def compare(
@@ -106,11 +106,15 @@ class AllCloseParams(ConfigParams):
     outputs: list[int] | None = None
 
 
-@register("allclose")
-class AllClose(PerConfig):
-    """Values match the reference within the problem's tolerance; a miss is diagnosed."""
+AP = TypeVar("AP", bound=AllCloseParams)
 
-    params_model = AllCloseParams
+
+class Closeness(PerConfig[AP]):
+    """Values match the reference within the problem's tolerance; a miss is diagnosed. Generic
+    over its params, which `allclose_after_setup` extends."""
+
+    def dtype(self) -> Dtype:
+        return self.params.dtype
 
     def tolerance(self) -> tuple[float, float]:
         if self.params.exact:
@@ -171,6 +175,11 @@ class AllClose(PerConfig):
         return message, result
 
 
+@register("allclose")
+class AllClose(Closeness[AllCloseParams]):
+    """Values match the reference within the problem's tolerance; a miss is diagnosed."""
+
+
 def diagnosis_params(ctx: Context, config: Config) -> dict[str, Any]:
     """The spec's diagnosis params with `heads_from` resolved against the config."""
     if ctx.spec.diagnosis is None:
@@ -229,7 +238,7 @@ def identify(
 
 
 @register("contiguous")
-class Contiguous(PerConfig):
+class Contiguous(PerConfig[ConfigParams]):
     """Every returned tensor is contiguous."""
 
     def compare(
@@ -248,10 +257,8 @@ class CausalityParams(ConfigParams):
 
 
 @register("causality")
-class Causality(Check):
+class Causality(Check[CausalityParams]):
     """Perturbing tokens after position t leaves every output at positions <= t unchanged."""
-
-    params_model = CausalityParams
 
     def prepare(self, plan: Plan) -> None:
         self.probes: dict[str, tuple[str, int]] = {}

@@ -33,10 +33,8 @@ class WeightsParams(ConfigParams):
     tolerance: float = 1e-5
 
 
-class WeightsCheck(Check):
+class WeightsCheck(Check[WeightsParams]):
     """Reads the weights a module returns (output `output`) in eval mode, per config."""
-
-    params_model = WeightsParams
 
     def prepare(self, plan: Plan) -> None:
         self.probes = {c.id: plan.call_probe(c) for c in self.configs()}
@@ -141,11 +139,9 @@ class HiddenKeysParams(ConfigParams):
 
 
 @register("masked_keys_ignored")
-class MaskedKeysIgnored(Check):
+class MaskedKeysIgnored(Check[HiddenKeysParams]):
     """Changing the tokens a mask hides from every query leaves the other tokens' outputs
     (and their weights) unchanged."""
-
-    params_model = HiddenKeysParams
 
     def __init__(self, spec: CheckSpec, problem: ProblemSpec) -> None:
         super().__init__(spec, problem)

@@ -7,9 +7,7 @@ from grader.verdict.plan import Plan
 
 
 @register("twice_the_input")
-class TwiceTheInput(Check):
-    params_model = ConfigParams
-
+class TwiceTheInput(Check[ConfigParams]):
     def prepare(self, plan: Plan) -> None:
         self.probes = {c.id: plan.call_probe(c) for c in self.configs()}
         self.inputs = {c.id: plan.args(c)[0]["tensor"] for c in self.configs()}

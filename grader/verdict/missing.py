@@ -1,0 +1,60 @@
+"""Why a check has no result from the candidate's process to judge: the reason as data, which
+the judge decides the problem's status from, and the message a report shows for it."""
+
+from __future__ import annotations
+
+import signal
+
+from grader.compat import StrEnum
+from grader.courses.spec import ProblemSpec
+from grader.sandbox.results import ProblemRun
+
+
+class Missing(StrEnum):
+    import_failed = "import_failed"  # importing the entry file raised: no probe ran
+    not_started = "not_started"  # the worker ended before this problem ran
+    timed_out = "timed_out"  # the problem's time limit stopped it
+    killed = "killed"  # by a signal (running out of memory among the causes)
+    exited = "exited"  # with a non-zero exit code
+    rejected = "rejected"  # it left results the grader refused (malformed or over a cap)
+    vanished = "vanished"  # it ended cleanly without this result (e.g. os._exit)
+
+
+def why_missing(run: ProblemRun) -> Missing:
+    """Why a probe of a problem that imported has no result, from how its process ended."""
+    exit = run.exit
+    if exit is None:
+        return Missing.not_started
+    if exit.timed_out:
+        return Missing.timed_out
+    if exit.signal is not None:
+        return Missing.killed
+    if exit.exit_code not in (0, None):
+        return Missing.exited
+    return Missing.rejected if run.invalid else Missing.vanished
+
+
+def missing_text(reason: Missing, run: ProblemRun, spec: ProblemSpec) -> str:
+    """The message of a check without a result, for `reason`, with the run's particulars."""
+    exit = run.exit
+    if reason is Missing.import_failed:
+        assert run.import_error is not None
+        return f"importing {spec.entry} raised {run.import_error.summary()}"
+    if reason is Missing.not_started or exit is None:
+        return "the worker ended before this problem ran (see the submission's other errors)"
+    if reason is Missing.timed_out:
+        limit = spec.limits.problem_seconds
+        return f"the problem timed out (limit {limit:g} s) before this check's probe finished"
+    if reason is Missing.killed:
+        number = exit.signal
+        name = f" {signal.Signals(number).name}" if number in signal.valid_signals() else ""
+        return f"the process was killed by signal {number}{name} during this check"
+    if reason is Missing.exited:
+        return f"the process exited with code {exit.exit_code} during this check"
+    if reason is Missing.rejected:
+        return malformed("; ".join(run.invalid[:3]))
+    return "the process ended without a result for this check (e.g. os._exit in the code)"
+
+
+def malformed(what: str) -> str:
+    return f"the worker's output was malformed: {what}"
