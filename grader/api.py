@@ -22,11 +22,11 @@ from grader.reports.junit import SuiteBy
 from grader.reports.models import Student, SubmissionReport, write_report
 from grader.reports.text import fraction
 from grader.resume import batch_seed, saved_report
-from grader.sandbox.backends.base import LimitOverrides
+from grader.sandbox.backends.base import LimitOverrides, batch_limits
 from grader.sandbox.backends.select import make_backend
 
 if TYPE_CHECKING:
-    from grader.courses.catalog import Catalog
+    from grader.courses.catalog import Catalog, Problem
     from grader.grade import Grader
     from grader.validate import Outcome
 
@@ -193,27 +193,37 @@ def grade_batch(
 
 
 def check(
-    catalog: Catalog,
+    course: Path | None,
     path: Path,
     problems: Sequence[str] = (),
     backend: str = "local",
     seed: int | None = None,
-    reveal_after_due: bool = False,
+    reveal: bool = False,
 ) -> Feedback:
     """A candidate's own check of `path` on the checks they may see (by default on every
-    problem with a file there)."""
+    problem with a file there; `reveal`, or the course's due date past, adds the
+    `after_due_date` ones). The worker starts first, from the course read without its checks:
+    it imports torch while the host does."""
+    from grader.courses.course import open_course
+    from grader.courses.coursefile import reveal_after_due
     from grader.selfcheck import attempted, check_submission
-    from grader.verdict.plan import draw_seed
 
-    selected = catalog.select(list(problems)) if problems else attempted(catalog, path)
-    view, unseen = check_submission(
-        path,
-        catalog,
-        selected,
-        make_backend(backend, isolation="container"),  # one submission: no pool to warm
-        draw_seed(kit_seed(catalog, seed)),
-        reveal_after_due,
-    )
+    def chosen(catalog: Catalog) -> list[Problem]:
+        return catalog.select(list(problems)) if problems else attempted(catalog, path)
+
+    ahead = batch_limits([p.spec.limits for p in chosen(open_course(course, False).catalog)])
+    started = make_backend(backend, isolation="container", ready=ahead)  # one: no pool
+    try:
+        from grader.verdict.plan import draw_seed  # torch: while the worker imports it too
+
+        found = open_course(course)
+        selected = chosen(found.catalog)
+        seed = draw_seed(kit_seed(found.catalog, seed))
+        shown = reveal_after_due(reveal, found.course)
+    except BaseException:
+        started.close()
+        raise
+    view, unseen = check_submission(path, found.catalog, selected, started, seed, shown)
     return Feedback(view, unseen)
 
 

@@ -11,14 +11,19 @@ import traceback
 import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
 
 from grader import __version__
 from grader.courses.catalog import Catalog, Problem
 from grader.reports.models import ProblemReport, ProblemStatus, RunInfo, Student, SubmissionReport
-from grader.sandbox.backends.base import Backend, LimitOverrides, Limits, WorkerJob, WorkerRun
+from grader.sandbox.backends.base import (
+    Backend,
+    LimitOverrides,
+    WorkerJob,
+    WorkerRun,
+    batch_limits,
+)
 from grader.sandbox.executor import PROTOCOL_VERSION
 from grader.sandbox.protocol import encode_job, problem_part, result_names
 from grader.sandbox.results import ProblemExit, read_problem, read_worker_report
@@ -28,8 +33,6 @@ from grader.verdict.checks.scope import Sources
 from grader.verdict.judge import judge_problem
 from grader.verdict.prepare import Prepared, prepare
 
-STARTUP_SECONDS = 60.0
-
 
 def scratch_root() -> str | None:
     """Where submissions are staged and their results extracted: a memory file system when the
@@ -37,23 +40,6 @@ def scratch_root() -> str | None:
     else the default temporary folder."""
     shm = "/dev/shm"
     return shm if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK) else None
-
-
-def batch_limits(problems: list[Problem], overrides: LimitOverrides | None = None) -> Limits:
-    """One worker's limits: the largest any problem asks for, the sum of their wall clocks."""
-    overrides = overrides or LimitOverrides()
-    specs = [p.spec.limits for p in problems]
-    merged = {
-        field: max(getattr(s, field) for s in specs)
-        for field in Limits.model_fields
-        if field != "wall_seconds"
-    }
-    merged.update({k: v for k, v in asdict(overrides).items() if v is not None})
-    per_problem = merged["problem_seconds"]
-    merged["wall_seconds"] = overrides.wall_seconds or (
-        STARTUP_SECONDS + per_problem * len(problems)
-    )
-    return Limits(**merged)
 
 
 class Grader:
@@ -156,7 +142,7 @@ class Grader:
             submission_dir=staged,
             job=encode_job(self.parts[i] for i in ids),
             out_dir=scratch / "out",
-            limits=batch_limits(attempted, self.overrides),
+            limits=batch_limits([p.spec.limits for p in attempted], self.overrides),
             outputs=result_names({i: self.prepared[i].plan.probes for i in ids}),
             stop=self.stop,
         )

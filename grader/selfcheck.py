@@ -1,4 +1,6 @@
-"""`grader check`: a candidate grades their own work, quickly, on the checks they may see."""
+"""`grader check`: a candidate grades their own work, quickly, on the checks they may see.
+
+Importing this module does not import torch: `grader check` starts its worker first."""
 
 from __future__ import annotations
 
@@ -7,7 +9,6 @@ from pathlib import Path
 from grader.courses.catalog import Catalog, Problem
 from grader.courses.spec import Visibility
 from grader.errors import GraderError
-from grader.grade import Grader
 from grader.reports.models import SubmissionReport
 from grader.reports.redact import candidate_view
 from grader.sandbox.backends.base import Backend
@@ -57,6 +58,8 @@ def check_submission(
     reveal_after_due: bool = False,
 ) -> tuple[SubmissionReport, dict[str, tuple[int, float]]]:
     """Grade `path` on the shown checks only; the candidate's view and the unseen checks."""
+    from grader.grade import Grader  # torch: `attempted` is read before it is imported
+
     shown = shown_visibilities(reveal_after_due)
     with Grader(catalog, [p.restricted(shown) for p in problems], backend, seed) as grader:
         report = grader.grade(path)

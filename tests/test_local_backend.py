@@ -19,9 +19,10 @@ import torch
 
 from grader.courses.catalog import Catalog
 from grader.courses.paths import PROBLEMS_DIR
-from grader.grade import Grader, batch_limits
+from grader.grade import Grader
 from grader.reports.models import SubmissionReport
 from grader.sandbox.backends import launch
+from grader.sandbox.backends.base import batch_limits
 from grader.sandbox.backends.local import LocalBackend
 from tests.test_hostile import leftover_processes
 
@@ -63,7 +64,7 @@ def test_limits_hold_when_candidate_code_starts(
     (tmp_path / "split_heads.py").write_text(PROBE + SPLIT_HEADS)
     problem = make_grader(["split_heads"]).grade(tmp_path).problem("split_heads")
     assert problem.score == problem.max_score
-    limits = batch_limits([catalog.problems["split_heads"]])
+    limits = batch_limits([catalog.problems["split_heads"].spec.limits])
     mb = 1 << 20
     assert printed(problem.stdout, "RLIMIT_CPU") == [limits.cpu_seconds] * 2
     assert printed(problem.stdout, "RLIMIT_AS") == [limits.memory_mb * mb] * 2
@@ -188,3 +189,65 @@ def test_an_interrupt_stops_the_batch_at_once(
     assert time.monotonic() - start < 10
     assert graded == ["complete"]
     assert not leftover_processes(str(grader.workdir))
+
+
+def test_a_worker_started_ahead_takes_the_first_job_with_its_limits(
+    tmp_path: Path, catalog: Catalog
+) -> None:
+    """The ready worker grades the first job of its limits (the limits printed from inside the
+    candidate's code are its own) and leaves no folder; a second job gets a worker of its own."""
+    (tmp_path / "split_heads.py").write_text(PROBE + SPLIT_HEADS)
+    limits = batch_limits([catalog.problems["split_heads"].spec.limits])
+    backend = LocalBackend(ready=limits)
+    ready = backend._ready
+    assert ready is not None and ready.proc.poll() is None
+    with Grader(catalog, [catalog.problems["split_heads"]], backend, seed=1) as grader:
+        first = grader.grade(tmp_path).problem("split_heads")
+        assert not ready.home.exists() and ready.proc.returncode is not None
+        second = grader.grade(tmp_path).problem("split_heads")
+    assert first.score == second.score == first.max_score
+    for stdout in (first.stdout, second.stdout):
+        assert printed(stdout, "RLIMIT_CPU") == [limits.cpu_seconds] * 2
+
+
+def test_a_worker_started_ahead_for_other_limits_is_ended_and_never_used(
+    tmp_path: Path, catalog: Catalog
+) -> None:
+    (tmp_path / "split_heads.py").write_text(PROBE + SPLIT_HEADS)
+    other = batch_limits([catalog.problems["split_heads"].spec.limits] * 2)
+    backend = LocalBackend(ready=other)
+    ready = backend._ready
+    assert ready is not None
+    with Grader(catalog, [catalog.problems["split_heads"]], backend, seed=1) as grader:
+        problem = grader.grade(tmp_path).problem("split_heads")
+    assert problem.score == problem.max_score
+    assert ready.proc.returncode is not None and not ready.home.exists()
+    unused = LocalBackend(ready=other)
+    assert unused._ready is not None
+    started = unused._ready
+    unused.close()
+    assert started.proc.returncode is not None and not started.home.exists()
+
+
+def test_check_starts_its_worker_before_the_host_imports_torch(tmp_path: Path) -> None:
+    """`grader check`'s worker imports torch while the host does: it is started first."""
+    (tmp_path / "split_heads.py").write_text(SPLIT_HEADS)
+    script = f"""
+import sys
+from pathlib import Path
+from grader.sandbox.backends import local
+
+spawned = []
+start = local.LocalBackend._start
+def recording(self, *args):
+    spawned.append("torch" in sys.modules)
+    return start(self, *args)
+local.LocalBackend._start = recording
+
+from grader import api
+feedback = api.check(None, Path({str(tmp_path)!r}))
+print(spawned, feedback.view.total == feedback.view.max_total > 0)
+"""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["[False]", "True"]

@@ -238,10 +238,8 @@ def check(
     from grader import api
     from grader.reports.terminal import print_feedback
 
-    found = opened(course)
-    shown = reveal_after_due(reveal, found.course)
     start = time.monotonic()
-    feedback = api.check(found.catalog, path, problems, backend, seed, shown)
+    feedback = api.check(course, path, problems, backend, seed, reveal)
     print_feedback(feedback.view, feedback.unseen)
     click.echo(f"Checked in {time.monotonic() - start:.1f} s on {backend}", err=True)
     if feedback.view.grader_fault:

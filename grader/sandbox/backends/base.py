@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Literal, Protocol
 
@@ -35,6 +36,25 @@ class LimitOverrides:
     problem_seconds: float | None = None
     memory_mb: int | None = None
     wall_seconds: float | None = None
+
+
+STARTUP_SECONDS = 60.0
+"""Added to the problems' wall clocks for the worker's own start."""
+
+
+def batch_limits(specs: Sequence[Limits], overrides: LimitOverrides | None = None) -> Limits:
+    """One worker's limits for problems with these: the largest any asks for, the sum of
+    their wall clocks."""
+    overrides = overrides or LimitOverrides()
+    merged = {
+        field: max(getattr(s, field) for s in specs)
+        for field in Limits.model_fields
+        if field != "wall_seconds"
+    }
+    merged.update({k: v for k, v in asdict(overrides).items() if v is not None})
+    per_problem = merged["problem_seconds"]
+    merged["wall_seconds"] = overrides.wall_seconds or (STARTUP_SECONDS + per_problem * len(specs))
+    return Limits(**merged)
 
 
 Isolation = Literal["container", "warm", "process"]

@@ -27,6 +27,7 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from grader.sandbox.backends import launch
@@ -108,15 +109,37 @@ def hand_over(readable: list[Path], writable: list[Path], user: pwd.struct_passw
         os.chown(top, user.pw_uid, user.pw_gid)
 
 
+@dataclass
+class Started:
+    """A worker started through `launch.py`: it imports torch, then waits for its job."""
+
+    proc: subprocess.Popen[bytes]
+    home: Path
+    limits: Limits
+    submission_dir: Path
+    out_dir: Path
+
+
 class LocalBackend:
-    """Runs the worker with this interpreter, in a new process group, with rlimits."""
+    """Runs the worker with this interpreter, in a new process group, with rlimits.
+
+    Given `ready` limits, one worker is started at once with them (in folders of its own), so
+    that it has imported torch by the time the first job with those limits arrives: the
+    job's files are copied in and its results out. `grader check` starts it before the host
+    loads the course, so that the two imports of torch overlap."""
 
     name = "local"
     isolation: Isolation = "process"
 
-    def __init__(self, user: str | None = None) -> None:
+    def __init__(self, user: str | None = None, ready: Limits | None = None) -> None:
         self.user = pwd.getpwnam(user) if user is not None else None
         self._one_at_a_time = threading.Lock()
+        self._ready: Started | None = None
+        if ready is not None:
+            if self.user is not None:
+                raise ValueError("a worker started ahead runs as this account only")
+            home = Path(tempfile.mkdtemp(prefix="grader-home-"))
+            self._ready = self._start(ready, home / "submission", home / "out", home)
 
     def describe(self) -> dict[str, str]:
         import torch
@@ -125,21 +148,40 @@ class LocalBackend:
         return {"backend": self.name, "torch_version": torch.__version__, "isolation": isolation}
 
     def close(self) -> None:
-        """Nothing to release: every worker is gone when its run ends."""
+        """End the worker started ahead if no job came for it."""
+        ready, self._ready = self._ready, None
+        if ready is not None:
+            discard(ready)
 
     def run(self, job: WorkerJob) -> WorkerRun:
+        ready, self._ready = self._ready, None
+        if ready is not None and ready.limits == job.limits:
+            shutil.copytree(job.submission_dir, ready.submission_dir, dirs_exist_ok=True)
+            run = self._finish(ready, job)
+            shutil.copytree(ready.out_dir, job.out_dir, dirs_exist_ok=True)
+            discard(ready)
+            return run
+        if ready is not None:
+            discard(ready)
         if self.user is None:
-            return self._run(job, self.user)
+            return self._run(job)
         with self._one_at_a_time:
             try:
-                return self._run(job, self.user)
+                return self._run(job)
             finally:
                 sweep(self.user)
 
-    def _run(self, job: WorkerJob, user: pwd.struct_passwd | None) -> WorkerRun:
-        limits = job.limits
-        home = tempfile.mkdtemp(prefix="grader-home-")
-        worker_home = Path(home) / "home" if user is not None else Path(home)
+    def _run(self, job: WorkerJob) -> WorkerRun:
+        home = Path(tempfile.mkdtemp(prefix="grader-home-"))
+        started = self._start(job.limits, job.submission_dir, job.out_dir, home)
+        run = self._finish(started, job)
+        discard(started)
+        return run
+
+    def _start(self, limits: Limits, submission_dir: Path, out_dir: Path, home: Path) -> Started:
+        """Start the worker on these folders; it reads its job from stdin once torch is in."""
+        user = self.user
+        worker_home = home / "home" if user is not None else home
         worker_home.mkdir(exist_ok=True)
         env = {
             "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -156,42 +198,59 @@ class LocalBackend:
             "-I",
             str(WORKER_FILE),
             "--submission",
-            str(job.submission_dir),
+            str(submission_dir),
             "--out",
-            str(job.out_dir),
+            str(out_dir),
         ]
         processes = process_count(os.getuid() if user is None else user.pw_uid) + limits.pids
-        job.out_dir.mkdir(parents=True, exist_ok=True)
+        submission_dir.mkdir(parents=True, exist_ok=True)
+        out_dir.mkdir(parents=True, exist_ok=True)
         if user is not None:
-            hand_over([job.submission_dir], [job.out_dir, worker_home], user)
-        stdout_path, stderr_path = Path(home) / "stdout", Path(home) / "stderr"
-        start = time.monotonic()
-        with stdout_path.open("wb") as out, stderr_path.open("wb") as err:
+            hand_over([submission_dir], [out_dir, worker_home], user)
+        with (home / "stdout").open("wb") as out, (home / "stderr").open("wb") as err:
             proc = subprocess.Popen(
                 launched(worker, rlimits(limits, processes), user),
                 stdin=subprocess.PIPE,
                 stdout=out,
                 stderr=err,
                 env=env,
-                cwd=job.submission_dir,
+                cwd=submission_dir,
                 start_new_session=True,
             )
-            assert proc.stdin is not None
-            timed_out = False
-            try:
-                feed(proc.stdin, job.job)
-                timed_out = wait_or_stop(proc, start + limits.wall_seconds, job.stop)
-            finally:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-        run = WorkerRun(
+        return Started(proc, home, limits, submission_dir, out_dir)
+
+    def _finish(self, started: Started, job: WorkerJob) -> WorkerRun:
+        """Give the started worker its job and wait for it, within the wall clock."""
+        proc, limits = started.proc, started.limits
+        assert proc.stdin is not None
+        start = time.monotonic()
+        timed_out = False
+        try:
+            feed(proc.stdin, job.job)
+            timed_out = wait_or_stop(proc, start + limits.wall_seconds, job.stop)
+        finally:
+            end(started)
+        return WorkerRun(
             exit_code=proc.returncode,
             timed_out=timed_out,
             wall_seconds=time.monotonic() - start,
-            stdout=read_log(stdout_path, limits.log_bytes),
-            stderr=read_log(stderr_path, limits.log_bytes),
+            stdout=read_log(started.home / "stdout", limits.log_bytes),
+            stderr=read_log(started.home / "stderr", limits.log_bytes),
             fault=STOPPED if job.stop.is_set() else None,
         )
-        shutil.rmtree(home, ignore_errors=True)
-        return run
+
+
+def end(started: Started) -> None:
+    """Kill the worker's process group and reap it."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(started.proc.pid, signal.SIGKILL)
+    started.proc.wait()
+    if started.proc.stdin is not None:
+        with contextlib.suppress(OSError):
+            started.proc.stdin.close()
+
+
+def discard(started: Started) -> None:
+    """End the worker and remove its folder (its logs, and its own copies if started ahead)."""
+    end(started)
+    shutil.rmtree(started.home, ignore_errors=True)

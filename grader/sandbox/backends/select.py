@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from grader.errors import GraderError
-from grader.sandbox.backends.base import Backend
+from grader.sandbox.backends.base import Backend, Limits
 from grader.sandbox.backends.local import LocalBackend
 
 HOW_TO_START = (
@@ -18,11 +18,14 @@ class BackendUnavailable(GraderError):
     """The asked-for backend cannot run here."""
 
 
-def make_backend(name: str, image: str | None = None, isolation: str = "warm") -> Backend:
+def make_backend(
+    name: str, image: str | None = None, isolation: str = "warm", ready: Limits | None = None
+) -> Backend:
     """The backend called `name`; never a silent fall back from the sandbox to local. Docker
-    keeps submissions apart in warm workers' containers or in a `container` each."""
+    keeps submissions apart in warm workers' containers or in a `container` each; the local
+    backend starts a worker `ready` for a first job with these limits."""
     if name == "local":
-        return LocalBackend()
+        return LocalBackend(ready=ready)
     from grader.sandbox.backends import docker, warm
 
     reason = docker.unavailable_reason(image)
