@@ -42,6 +42,16 @@ Isolation = Literal["container", "warm", "process"]
 after another, or a local process (the local backend)."""
 
 STOPPED = "stopped: the batch was interrupted"
+SANDBOX_ENV: dict[str, str] = {
+    "LANG": "C.UTF-8",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "PYTHONHASHSEED": "0",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+}
+"""The worker's whole environment, in a container or a local process, but for its home and
+temporary folder (and, locally, PATH)."""
 
 
 @dataclass(frozen=True)

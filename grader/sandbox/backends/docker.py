@@ -24,7 +24,15 @@ from pathlib import Path
 from typing import IO, Any
 
 from grader.sandbox.backends import cleanup
-from grader.sandbox.backends.base import STOPPED, Isolation, Limits, WorkerJob, WorkerRun, feed
+from grader.sandbox.backends.base import (
+    SANDBOX_ENV,
+    STOPPED,
+    Isolation,
+    Limits,
+    WorkerJob,
+    WorkerRun,
+    feed,
+)
 from grader.sandbox.engine import LABEL, DockerError, docker, docker_binary, engine_reachable
 from grader.sandbox.image import DEFAULT_TAG, ImageError, image_exists, image_facts
 from grader.sandbox.ustar import UnsafeArchiveError, extract_results
@@ -42,16 +50,6 @@ WORKER_COMMAND: tuple[str, ...] = (
     "python3", "/opt/worker/worker.py",
     "--submission", "/submission", "--out", "/out", "--emit-tar",
 )  # fmt: skip
-SANDBOX_ENV: dict[str, str] = {
-    "HOME": "/tmp",
-    "TMPDIR": "/tmp",
-    "LANG": "C.UTF-8",
-    "PYTHONDONTWRITEBYTECODE": "1",
-    "PYTHONHASHSEED": "0",
-    "OMP_NUM_THREADS": "1",
-    "MKL_NUM_THREADS": "1",
-    "OPENBLAS_NUM_THREADS": "1",
-}
 _CHUNK = 1 << 16
 
 
@@ -96,7 +94,7 @@ def hardened_arguments(lim: Limits, name: str) -> list[str]:
         "--security-opt", "no-new-privileges",
         "--workdir", "/tmp",
     ]  # fmt: skip
-    for key, value in SANDBOX_ENV.items():
+    for key, value in {**SANDBOX_ENV, "HOME": "/tmp", "TMPDIR": "/tmp"}.items():
         args += ["--env", f"{key}={value}"]
     return args
 

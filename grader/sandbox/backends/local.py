@@ -30,7 +30,15 @@ import time
 from pathlib import Path
 
 from grader.sandbox.backends import launch
-from grader.sandbox.backends.base import STOPPED, Isolation, Limits, WorkerJob, WorkerRun, feed
+from grader.sandbox.backends.base import (
+    SANDBOX_ENV,
+    STOPPED,
+    Isolation,
+    Limits,
+    WorkerJob,
+    WorkerRun,
+    feed,
+)
 from grader.sandbox.paths import WORKER_FILE
 
 
@@ -148,14 +156,10 @@ class LocalBackend:
         worker_home = Path(home) / "home" if user is not None else Path(home)
         worker_home.mkdir(exist_ok=True)
         env = {
+            **SANDBOX_ENV,
             "PATH": "/usr/local/bin:/usr/bin:/bin",
             "HOME": str(worker_home),
             "TMPDIR": str(worker_home),
-            "LANG": "C.UTF-8",
-            "OMP_NUM_THREADS": "1",
-            "MKL_NUM_THREADS": "1",
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "PYTHONHASHSEED": "0",
         }
         worker = [
             sys.executable,
