@@ -13,7 +13,6 @@ submissions is replaced. The pool holds at most one container per concurrent run
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import select
 import struct
@@ -22,8 +21,9 @@ import tempfile
 import threading
 import time
 import uuid
-from pathlib import Path
 from typing import IO, Any
+
+from pydantic import ValidationError
 
 from grader.sandbox.backends import cleanup
 from grader.sandbox.backends.base import STOPPED, Isolation, Limits, WorkerJob, WorkerRun
@@ -38,7 +38,7 @@ from grader.sandbox.backends.docker import (
     stdout_cap,
 )
 from grader.sandbox.engine import docker, docker_binary
-from grader.sandbox.executor import PROTOCOL_VERSION
+from grader.sandbox.protocol import encode_submission, read_end
 
 SERVE_COUNT = 50
 """Submissions one container grades before it is replaced."""
@@ -59,20 +59,6 @@ class Stopped(Exception):
 
 def serve_command(count: int) -> tuple[str, ...]:
     return ("python3", "/opt/worker/worker.py", "--out", "/out", "--serve", str(count))
-
-
-def submission_stream(root: Path, wall_seconds: float, job: bytes) -> bytes:
-    """What the worker reads for one submission: u64 n, n bytes of header JSON (version, wall
-    clock, each file's name and size), the files' bytes, then the job stream."""
-    files = sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink())
-    contents = [p.read_bytes() for p in files]
-    header = {
-        "version": PROTOCOL_VERSION,
-        "wall": wall_seconds,
-        "files": [[str(p.relative_to(root)), len(c)] for p, c in zip(files, contents, strict=True)],
-    }
-    encoded = json.dumps(header).encode()
-    return b"".join([struct.pack("<Q", len(encoded)), encoded, *contents, job])
 
 
 def container_key(limits: Limits) -> tuple[Any, ...]:
@@ -193,7 +179,7 @@ class WarmContainer:
                 return WorkerRun(exit_code=None, fault=f"container did not start: {detail}")
             self.ready = True
             start = time.monotonic()
-        stream = submission_stream(job.submission_dir, job.limits.wall_seconds, job.job)
+        stream = encode_submission(job.submission_dir, job.limits.wall_seconds, job.job)
         assert self.proc.stdin is not None
         self.proc.stdin.write(stream)
         self.proc.stdin.flush()
@@ -209,7 +195,7 @@ class WarmContainer:
                 return self._died()
             kind, payload = frame
             if kind == b"E":
-                return self._ended(json.loads(payload))
+                return self._ended(payload)
             if kind != b"D":
                 raise ProtocolError(f"unexpected frame {kind!r}")
             received += len(payload)
@@ -218,13 +204,17 @@ class WarmContainer:
                 return WorkerRun(exit_code=None, output_error=f"stdout exceeded {cap} bytes")
             tar.write(payload)
 
-    def _ended(self, ended: dict[str, Any]) -> WorkerRun:
+    def _ended(self, payload: bytes) -> WorkerRun:
+        try:
+            ended = read_end(payload)
+        except ValidationError as exc:
+            raise ProtocolError(f"malformed end frame: {exc.errors()[0]['msg']}") from exc
         self.left -= 1
-        self.retired = self.retired or bool(ended["retire"]) or self.left == 0
+        self.retired = self.retired or ended.retire or self.left == 0
         return WorkerRun(
-            exit_code=ended["exit_code"],
-            timed_out=bool(ended["timed_out"]),
-            oom_killed=bool(ended["oom_kills"]),
+            exit_code=ended.exit_code,
+            timed_out=ended.timed_out,
+            oom_killed=bool(ended.oom_kills),
         )
 
     def _died(self) -> WorkerRun:
