@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Literal, Protocol
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -83,14 +84,17 @@ class WorkerRun:
     output_error: str | None = None  # results rejected: over a cap, malformed or unsafe
 
 
-def feed(pipe: IO[bytes], data: bytes) -> None:
+def feed(write: Callable[[bytes], object], data: bytes, close: Callable[[], object]) -> None:
     """Write `data` to a child's stdin from a daemon thread, then close it."""
 
-    def write() -> None:
-        with contextlib.suppress(OSError), pipe:
-            pipe.write(data)
+    def run() -> None:
+        with contextlib.suppress(OSError):
+            try:
+                write(data)
+            finally:
+                close()
 
-    threading.Thread(target=write, daemon=True).start()
+    threading.Thread(target=run, daemon=True).start()
 
 
 class Backend(Protocol):

@@ -189,7 +189,7 @@ class LocalBackend:
             assert proc.stdin is not None
             timed_out = False
             try:
-                feed(proc.stdin, job.job)
+                feed(proc.stdin.write, job.job, proc.stdin.close)
                 timed_out = wait_or_stop(proc, start + limits.wall_seconds, job.stop)
             finally:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
