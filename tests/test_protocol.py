@@ -3,16 +3,28 @@ of its own; and the result names the host accepts."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import threading
+from collections.abc import Iterator
+from pathlib import Path
 from types import UnionType
 from typing import Union, get_args, get_origin, get_type_hints
 
 import pytest
 import torch
+from pydantic import ValidationError
 
 from grader.sandbox import results, worker
-from grader.sandbox.protocol import encode_job, problem_part, result_names
+from grader.sandbox.protocol import (
+    SubmissionEnd,
+    encode_job,
+    encode_submission,
+    problem_part,
+    read_end,
+    result_names,
+)
 from grader.sandbox.worker import PROTOCOL_VERSION, Probe, ProblemJob
 from grader.strict import Strict
 
@@ -22,9 +34,9 @@ def problem(name: str) -> ProblemJob:
     return {"entry": f"{name}.py", "traces": [], "probes": [probe]}
 
 
-def test_each_problem_arrives_in_a_memory_file_of_its_own() -> None:
-    tensors = {"a": {"a/x": torch.arange(3.0)}, "b": {"b/x": torch.ones(2, 2)}}
-    stream = encode_job(problem_part(n, 7, problem(n), tensors[n]) for n in ("a", "b"))
+@contextlib.contextmanager
+def piped(stream: bytes) -> Iterator[int]:
+    """A pipe's read end, `stream` written to it from a thread, as the worker's stdin is."""
     read, write = os.pipe()
 
     def feed() -> None:
@@ -34,10 +46,17 @@ def test_each_problem_arrives_in_a_memory_file_of_its_own() -> None:
     writer = threading.Thread(target=feed)
     writer.start()
     try:
-        parts = worker.read_job(read)
+        yield read
     finally:
         writer.join()
         os.close(read)
+
+
+def test_each_problem_arrives_in_a_memory_file_of_its_own() -> None:
+    tensors = {"a": {"a/x": torch.arange(3.0)}, "b": {"b/x": torch.ones(2, 2)}}
+    stream = encode_job(problem_part(n, 7, problem(n), tensors[n]) for n in ("a", "b"))
+    with piped(stream) as read:
+        parts = worker.read_job(read)
     assert [(p.id, p.timeout) for p in parts] == [("a", 7.0), ("b", 7.0)]
     for part in parts:
         job, inputs = worker.load_part(part.fd)
@@ -113,7 +132,7 @@ def test_every_result_record_has_a_strict_reader() -> None:
     assert {m.__name__ for m in RESULT_RECORDS} == records
 
 
-@pytest.mark.parametrize("model", RESULT_RECORDS, ids=lambda m: m.__name__)
+@pytest.mark.parametrize("model", [*RESULT_RECORDS, SubmissionEnd], ids=lambda m: m.__name__)
 def test_the_hosts_reader_matches_the_workers_record(model: type[Strict]) -> None:
     """Field for field, the same names and types; what the host requires, the worker always
     writes."""
@@ -125,3 +144,39 @@ def test_the_hosts_reader_matches_the_workers_record(model: type[Strict]) -> Non
         assert shape(read[name]) == shape(written[name]), name
         if field.is_required():
             assert name in record.__required_keys__, name
+
+
+def test_a_warm_workers_submission_arrives_whole(tmp_path: Path) -> None:
+    """The header the host writes is the worker's record, field for field; the files land
+    as they were, and the job stream follows."""
+    source = tmp_path / "source"
+    (source / "pkg").mkdir(parents=True)
+    (source / "a.py").write_text("x = 1\n")
+    (source / "pkg" / "b.py").write_bytes(b"\x00" * 70_000)
+    (source / "link.py").symlink_to(source / "a.py")
+    job = encode_job([problem_part("a", 7, problem("a"), {"a/x": torch.zeros(4)})])
+    with piped(encode_submission(source, 12.5, job)) as read:
+        header = worker.read_submission(read, tmp_path / "copy")
+        parts = worker.read_job(read)
+        assert os.read(read, 1) == b""
+    assert header is not None
+    assert set(header) == set(get_type_hints(worker.SubmissionHeader))
+    assert (header["version"], header["wall"]) == (PROTOCOL_VERSION, 12.5)
+    assert [set(f) for f in header["files"]] == [set(get_type_hints(worker.SubmissionFile))] * 2
+    copied = sorted(p.relative_to(tmp_path / "copy") for p in (tmp_path / "copy").rglob("*.py"))
+    assert copied == [Path("a.py"), Path("pkg/b.py")]
+    assert (tmp_path / "copy" / "pkg" / "b.py").read_bytes() == b"\x00" * 70_000
+    assert [p.id for p in parts] == ["a"]
+    for part in parts:
+        os.close(part.fd)
+
+
+def test_an_end_frame_is_read_strictly() -> None:
+    ended: worker.SubmissionEnd = {
+        "exit_code": 0, "signal": None, "timed_out": False, "seconds": 1.5, "oom_kills": None,
+        "ipc_removed": 0, "leftovers": [], "state_changed": False, "retire": False,
+    }  # fmt: skip
+    assert read_end(json.dumps(ended).encode()).model_dump() == ended
+    for bad in ({**ended, "extra": 1}, {**ended, "retire": "later"}, {"exit_code": 0}):
+        with pytest.raises(ValidationError):
+            read_end(json.dumps(bad).encode())

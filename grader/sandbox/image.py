@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
+
+from docker.utils import parse_repository_tag
 
 from grader.errors import GraderError
-from grader.sandbox.engine import DockerError, docker, docker_binary
+from grader.sandbox.engine import DockerError, Missing, client, engine_errors
 from grader.sandbox.paths import DOCKERFILE, WORKER_FILE
 
 CACHE_DIR = Path(".cache") / "sandbox"
@@ -81,13 +83,13 @@ def file_sha256(path: Path) -> str:
 def image_facts(tag: str) -> ImageFacts:
     """Id and labels of a built sandbox image (raise `ImageError` if it is missing)."""
     try:
-        raw = docker(["image", "inspect", "--format", "{{json .}}", tag])
+        with engine_errors(f"sandbox image {tag!r} not available"):
+            found = client().images.get(tag)
     except DockerError as exc:
-        raise ImageError(f"sandbox image {tag!r} not available: {exc}") from exc
-    info = json.loads(raw)
-    labels = (info.get("Config") or {}).get("Labels") or {}
+        raise ImageError(str(exc)) from exc
+    labels = found.labels
     return ImageFacts(
-        image_id=info["Id"],
+        image_id=str(found.id),
         torch_version=labels.get(LABEL_TORCH, "unknown"),
         worker_sha256=labels.get(LABEL_WORKER, "unknown"),
     )
@@ -95,8 +97,9 @@ def image_facts(tag: str) -> ImageFacts:
 
 def image_exists(tag: str) -> bool:
     try:
-        docker(["image", "inspect", "--format", "{{.Id}}", tag])
-    except DockerError:
+        with engine_errors(f"cannot inspect image {tag!r}"):
+            client().images.get(tag)
+    except Missing:
         return False
     return True
 
@@ -140,26 +143,40 @@ def build_image(
     """Build the sandbox image; with a wheelhouse the build runs with networking off."""
     if not worker.is_file():
         raise ImageError(f"worker not found: {worker}")
-    args = [
-        "build",
-        "--tag",
-        tag,
-        "--build-arg",
-        f"TORCH_VERSION={torch_version}",
-        "--build-arg",
-        f"WORKER_SHA256={file_sha256(worker)}",
-    ]
+    buildargs = {"TORCH_VERSION": torch_version, "WORKER_SHA256": file_sha256(worker)}
     if base_image is not None:
-        args += ["--build-arg", f"BASE_IMAGE={base_image}"]
-    if wheelhouse is not None:
-        args += ["--network", "none"]
-    elif torch_index_url:
-        args += ["--build-arg", f"TORCH_INDEX_URL={torch_index_url}"]
+        buildargs["BASE_IMAGE"] = base_image
+    if wheelhouse is None and torch_index_url:
+        buildargs["TORCH_INDEX_URL"] = torch_index_url
     with tempfile.TemporaryDirectory(prefix="grader-context-") as tmp:
         context = Path(tmp)
         assemble_context(context, worker, dockerfile, wheelhouse, torch_version)
-        _stream([docker_binary(), *args, str(context)], on_line, "docker build")
+        try:
+            with engine_errors("docker build failed"):
+                log = client().api.build(
+                    path=str(context),
+                    tag=tag,
+                    buildargs=buildargs,
+                    network_mode="none" if wheelhouse is not None else None,
+                    rm=True,
+                    decode=True,
+                    timeout=None,
+                )
+                _follow(log, on_line)
+        except DockerError as exc:
+            raise ImageError(str(exc)) from exc
     return image_facts(tag)
+
+
+def _follow(log: Iterable[dict[str, Any]], on_line: OnLine) -> None:
+    """Pass each line of a build's log to `on_line`; raise `ImageError` on a failed step."""
+    tail: list[str] = []
+    for entry in log:
+        for line in str(entry.get("stream", "")).splitlines():
+            on_line(line)
+            tail = [*tail[-19:], line]
+        if "error" in entry:
+            raise ImageError("docker build failed:\n" + "\n".join([*tail, str(entry["error"])]))
 
 
 def download_wheelhouse(
@@ -258,9 +275,11 @@ def make_base_image(
         make_rootfs_tarball(tarball, suite=suite, mirror=mirror, on_line=on_line)
     else:
         on_line(f"using cached {tarball}")
-    args = ["import", "--change", f"ENV {_IMPORT_PATH}", "--change", 'CMD ["/bin/sh"]']
+    repository, tag = parse_repository_tag(name)
+    changes = [f"ENV {_IMPORT_PATH}", 'CMD ["/bin/sh"]']
     try:
-        out = docker([*args, str(tarball), name], timeout=600)
+        with engine_errors(f"cannot import {tarball}"):
+            client().api.import_image(str(tarball), repository, tag, changes=changes)
     except DockerError as exc:
         raise ImageError(str(exc)) from exc
-    return out.strip()
+    return image_facts(name).image_id

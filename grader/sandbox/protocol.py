@@ -1,5 +1,5 @@
-"""The host's side of the worker's protocol: the job stream the worker reads on its stdin, and
-the names of the result files it may send back.
+"""The host's side of the worker's protocol: the job stream the worker reads on its stdin, the
+names of the result files it may send back, and a warm worker's per-submission records.
 
 The job stream is an index, then one part per problem in the index's order:
 
@@ -12,6 +12,10 @@ Every record is defined once, in the worker (`grader/sandbox/worker.py`).
 
 The worker keeps each part in a memory file of its own, so that a problem's child gets its own
 probes and tensors and nothing of the other problems'.
+
+A warm worker (`worker.py --serve`) reads, per submission, u64 n, n bytes of a header JSON
+(`SubmissionHeader`: version, wall clock, each file's name and size), the files' bytes in that
+order, then the job stream; once it is done it sends an end frame (`SubmissionEnd`).
 """
 
 from __future__ import annotations
@@ -21,11 +25,21 @@ import re
 import struct
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
+from pydantic import Field
 from safetensors.torch import save
 
-from grader.sandbox.worker import PROTOCOL_VERSION, IndexEntry, JobIndex, ProblemJob
+from grader.sandbox.worker import (
+    PROTOCOL_VERSION,
+    IndexEntry,
+    JobIndex,
+    ProblemJob,
+    SubmissionFile,
+    SubmissionHeader,
+)
+from grader.strict import Strict
 
 PROBLEM_FILES = ("started", "stdout.txt", "stderr.txt", "import.json", "exit.json")
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
@@ -59,6 +73,39 @@ def encode_job(parts: Iterable[ProblemPart]) -> bytes:
     index: JobIndex = {"version": PROTOCOL_VERSION, "problems": problems}
     encoded = json.dumps(index).encode()
     return b"".join([struct.pack("<Q", len(encoded)), encoded, *(p.data for p in parts)])
+
+
+def encode_submission(root: Path, wall_seconds: float, job: bytes) -> bytes:
+    """What a warm worker reads for one submission: its header, the files under `root`
+    (symbolic links left out), then the job stream."""
+    paths = sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink())
+    contents = [p.read_bytes() for p in paths]
+    files: list[SubmissionFile] = [
+        {"name": str(p.relative_to(root)), "size": len(c)}
+        for p, c in zip(paths, contents, strict=True)
+    ]
+    header: SubmissionHeader = {"version": PROTOCOL_VERSION, "wall": wall_seconds, "files": files}
+    encoded = json.dumps(header).encode()
+    return b"".join([struct.pack("<Q", len(encoded)), encoded, *contents, job])
+
+
+class SubmissionEnd(Strict):
+    """How a warm worker's submission ended, read from its end frame."""
+
+    exit_code: int | None
+    signal: int | None
+    timed_out: bool
+    seconds: float
+    oom_kills: int | None
+    ipc_removed: int
+    leftovers: list[str] = Field(max_length=20)
+    state_changed: bool
+    retire: bool
+
+
+def read_end(payload: bytes) -> SubmissionEnd:
+    """An end frame's record (`pydantic.ValidationError` if it is not one)."""
+    return SubmissionEnd.model_validate_json(payload)
 
 
 def result_names(probes: Mapping[str, Iterable[str]]) -> frozenset[str]:

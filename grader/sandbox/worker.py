@@ -62,7 +62,7 @@ from safetensors.torch import save as save_tensors
 from safetensors.torch import save_file
 from torch import nn
 
-PROTOCOL_VERSION = 4
+PROTOCOL_VERSION = 5
 MAX_INDEX_BYTES = 1 << 20
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
@@ -294,6 +294,32 @@ class WorkerReport(TypedDict):
     version: int
     torch: str
     python: str
+
+
+# -- warm serving (`--serve`): each submission's header, host to worker, and its end frame
+
+
+class SubmissionFile(TypedDict):
+    name: str  # relative to the submission's folder
+    size: int  # its bytes follow the header, in the header's order
+
+
+class SubmissionHeader(TypedDict):
+    version: int  # PROTOCOL_VERSION: a worker refuses a submission of any other
+    wall: float  # seconds the submission may run
+    files: list[SubmissionFile]
+
+
+class SubmissionEnd(TypedDict):
+    exit_code: int | None  # the submission's child's
+    signal: int | None
+    timed_out: bool
+    seconds: float
+    oom_kills: int | None  # processes the memory cgroup killed meanwhile (None: unknown)
+    ipc_removed: int
+    leftovers: list[str]  # what the clean-up found still there, at most 20
+    state_changed: bool  # the worker's own limits or scheduling were changed
+    retire: bool  # the container must not serve another submission
 
 
 class StubModule(nn.Module):
@@ -938,26 +964,26 @@ def send_frame(fd: int, kind: bytes, payload: bytes) -> None:
         data = data[os.write(fd, data) :]
 
 
-def read_submission(fd: int, root: Path) -> dict[str, Json]:
-    """The next submission's header (u64 size, JSON: version, wall, files) and its files, written
-    under `root`; empty at the end of the stream."""
+def read_submission(fd: int, root: Path) -> SubmissionHeader | None:
+    """The next submission's header (u64 size, then `SubmissionHeader` JSON) and its files,
+    written under `root`; None at the end of the stream."""
     first = os.read(fd, 8)
     if not first:
-        return {}
+        return None
     (size,) = struct.unpack("<Q", first + read_exact(fd, 8 - len(first)))
     if size > MAX_INDEX_BYTES:
         raise ValueError(f"submission header of {size} bytes")
-    header: dict[str, Json] = json.loads(read_exact(fd, size))
+    header: SubmissionHeader = json.loads(read_exact(fd, size))
     if header["version"] != PROTOCOL_VERSION:
         raise ValueError(f"submission of protocol {header['version']}, worker {PROTOCOL_VERSION}")
     root.mkdir(mode=0o755)
-    for name, length in header["files"]:
-        relative = Path(name)
+    for entry in header["files"]:
+        relative = Path(entry["name"])
         if relative.is_absolute() or ".." in relative.parts:
-            raise ValueError(f"unsafe file name {name!r}")
+            raise ValueError(f"unsafe file name {entry['name']!r}")
         target = root / relative
         target.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
-        target.write_bytes(read_exact(fd, int(length)))
+        target.write_bytes(read_exact(fd, int(entry["size"])))
         target.chmod(0o644)
     return header
 
@@ -1068,7 +1094,7 @@ def drain(source: int, channel: int) -> None:
 
 
 def serve_one(
-    header: dict[str, Json], parts: list[Part], from_host: int, channel: int, out: Path
+    header: SubmissionHeader, parts: list[Part], from_host: int, channel: int, out: Path
 ) -> bool:
     """Grade one submission in a forked child and clean up after it; False when this container
     must not serve another (a crash, a timeout, an OOM kill, anything left behind)."""
@@ -1104,7 +1130,7 @@ def serve_one(
     code = os.WEXITSTATUS(status) if status is not None and os.WIFEXITED(status) else None
     sig = os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else None
     clean = code == 0 and not timed_out and not oom and not left and not changed
-    ended = {
+    ended: SubmissionEnd = {
         "exit_code": code,
         "signal": sig,
         "timed_out": timed_out,
@@ -1148,7 +1174,7 @@ def serve(from_host: int, channel: int, out: Path, count: int) -> int:
     send_frame(channel, b"R", json.dumps(worker_report()).encode())
     for _ in range(count):
         header = read_submission(from_host, SUBMISSION_DIR)
-        if not header:
+        if header is None:
             return 0
         if not serve_one(header, read_job(from_host), from_host, channel, out):
             return 0

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from grader.sandbox.engine import LABEL, docker
+from grader.sandbox.engine import LABEL, client
 from grader.sandbox.image import DEFAULT_TAG
 
 IMAGE = os.environ.get("GRADER_DOCKER_IMAGE", DEFAULT_TAG)
@@ -15,6 +15,5 @@ IMAGE = os.environ.get("GRADER_DOCKER_IMAGE", DEFAULT_TAG)
 
 def sandbox_containers() -> list[str]:
     """Ids of the grader's containers, running or not, made from the image under test."""
-    listing = ["ps", "--all", "--no-trunc", "--filter", f"label={LABEL}"]
-    lines = docker([*listing, "--format", "{{.ID}} {{.Image}}"]).splitlines()
-    return [line.split()[0] for line in lines if line.split()[1:] == [IMAGE]]
+    listed = client().containers.list(all=True, filters={"label": LABEL}, sparse=True)
+    return [str(c.id) for c in listed if c.attrs.get("Image") == IMAGE]

@@ -29,7 +29,7 @@ from grader.sandbox.backends.docker import (
     DockerBackend,
     unavailable_reason,
 )
-from grader.sandbox.engine import docker
+from grader.sandbox.engine import LABEL, client
 from grader.sandbox.image import file_sha256
 from grader.sandbox.paths import WORKER_FILE
 from grader.sandbox.protocol import encode_job, problem_part, result_names
@@ -92,8 +92,7 @@ def result(out_dir: Path) -> dict[str, Any]:
 
 def test_describe_reports_image_id_and_torch(sandbox_image: str) -> None:
     facts = DockerBackend(sandbox_image).describe()
-    image_id = docker(["image", "inspect", "--format", "{{.Id}}", sandbox_image]).strip()
-    assert facts["image_id"] == image_id
+    assert facts["image_id"] == client().images.get(sandbox_image).id
     assert facts["torch_version"] == "2.13.0"
     assert facts["backend"] == "docker"
 
@@ -501,7 +500,7 @@ def test_real_worker_contains_200_mb_of_printing(sandbox_image: str, tmp_path: P
 
 
 def test_sandbox_clean_removes_leftover_containers(sandbox_image: str) -> None:
-    leftover = docker(["create", "--label", "attention-grader=1", sandbox_image]).strip()
+    leftover = client().containers.create(sandbox_image, labels={LABEL: "1"}).id
     assert leftover in sandbox_containers()
     result = CliRunner().invoke(sandbox_cli.sandbox, ["clean"])
     assert result.exit_code == 0, result.output

@@ -2,14 +2,16 @@
 container laid out as Gradescope's (`/autograder/source` holding the unpacked zip,
 `/autograder/submission`, `/autograder/results`), from the air-gapped base image with the
 network off, so `setup.sh` installs from a mounted wheelhouse. The image is built once per
-session (`docker commit` after `setup.sh`); each submission runs in a fresh container of it,
+session (committed after `setup.sh`); each submission runs in a fresh container of it,
 as root, under Docker's default capabilities (no CAP_SYS_RESOURCE), as on Gradescope."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import shutil
-import subprocess
+import tarfile
 import uuid
 import zipfile
 from collections.abc import Iterator
@@ -17,11 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import docker
 import pytest
+from docker.models.containers import Container
+from docker.types import Mount
 
 from grader.courses.catalog import Catalog
 from grader.platforms.gradescope.autograder import build_autograder, requirements
-from grader.sandbox.engine import LABEL, docker, docker_binary, remove_containers
+from grader.sandbox.engine import LABEL, remove_containers
 from grader.sandbox.image import DEFAULT_BASE, download_wheelhouse, image_exists
 from tests import whole
 from tests.conftest import ROOT
@@ -32,6 +37,9 @@ pytestmark = pytest.mark.docker
 WHEELHOUSE = ROOT / ".cache" / "gradescope" / "wheelhouse"
 STUDENT = "grader-student"
 FULL_MARKS = whole.full_marks(Catalog())
+LABELS = {LABEL: "gradescope-test"}
+SLOW_SECONDS = 900
+"""Time allowed for `setup.sh` or one run of the autograder."""
 # Run as Gradescope does, then count what the candidate's account left running.
 RUN = f"""\
 /autograder/run_autograder
@@ -58,10 +66,48 @@ def unpack(archive: Path, dest: Path) -> None:
             Path(zipped.extract(info, dest)).chmod(info.external_attr >> 16 & 0o777)
 
 
-def base_python(base: str) -> str:
-    out = docker(["run", "--rm", "--network", "none", base, "python3", "-c",
-                  "import sys; print(f'{sys.version_info[0]}.{sys.version_info[1]}')"])  # fmt: skip
-    return out.strip()
+def engine() -> docker.DockerClient:
+    """A client that waits as long as `setup.sh` and the autograder may take."""
+    return docker.from_env(timeout=SLOW_SECONDS)
+
+
+def packed(folder: Path, name: str) -> bytes:
+    """`folder` as a tar stream, under `name` (`.`: its contents), owned by root."""
+
+    def as_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
+        info.uid = info.gid = 0
+        info.uname = info.gname = "root"
+        return info
+
+    data = io.BytesIO()
+    with tarfile.open(fileobj=data, mode="w") as archive:
+        archive.add(folder, arcname=name, filter=as_root)
+    return data.getvalue()
+
+
+def copied_out(container: Container, path: str) -> bytes:
+    """The content of one file of a container, as `docker cp` would fetch it."""
+    chunks, _ = container.get_archive(path)
+    with tarfile.open(fileobj=io.BytesIO(b"".join(chunks))) as archive:
+        member = archive.next()
+        assert member is not None and member.isfile(), path
+        handle = archive.extractfile(member)
+        assert handle is not None
+        return handle.read()
+
+
+def logged(container: Container, stdout: bool) -> str:
+    """What the container wrote on its stdout, or on its stderr."""
+    out = container.logs(stdout=stdout, stderr=not stdout)
+    assert isinstance(out, bytes)
+    return out.decode(errors="replace")
+
+
+def base_python(client: docker.DockerClient, base: str) -> str:
+    code = "import sys; print(f'{sys.version_info[0]}.{sys.version_info[1]}')"
+    out = client.containers.run(base, ["python3", "-c", code], remove=True, network_mode="none")
+    assert isinstance(out, bytes)
+    return out.decode().strip()
 
 
 @pytest.fixture(scope="session")
@@ -71,8 +117,9 @@ def gradescope_image(
     """The base image after `setup.sh`, committed; removed at the end of the session."""
     if not image_exists(DEFAULT_BASE):
         pytest.fail(f"base image {DEFAULT_BASE} missing: run scripts/ci-docker.sh")
+    client = engine()
     download_wheelhouse(
-        WHEELHOUSE, packages=requirements(), python_version=base_python(DEFAULT_BASE)
+        WHEELHOUSE, packages=requirements(), python_version=base_python(client, DEFAULT_BASE)
     )
     tmp = tmp_path_factory.mktemp("gradescope")
     layout = tmp / "autograder"
@@ -83,42 +130,46 @@ def gradescope_image(
     unpack(build_autograder(tmp / "autograder.zip"), layout / "source")
     shutil.copy2(layout / "source" / "run_autograder", layout / "run_autograder")
     run_id = uuid.uuid4().hex[:12]
-    name, tag = f"grader-gradescope-setup-{run_id}", f"grader-gradescope-test:{run_id}"
-    wheels = f"type=bind,source={WHEELHOUSE},target=/autograder/source/wheelhouse,readonly"
-    docker(["create", "--name", name, "--label", f"{LABEL}=gradescope-test", "--network", "none",
-            "--mount", wheels, "--workdir", "/autograder/source",
-            DEFAULT_BASE, "sleep", "infinity"])  # fmt: skip
+    name, repository = f"grader-gradescope-setup-{run_id}", "grader-gradescope-test"
+    wheels = Mount("/autograder/source/wheelhouse", str(WHEELHOUSE), "bind", read_only=True)
+    container = client.containers.create(
+        DEFAULT_BASE, ["sleep", "infinity"], name=name, labels=LABELS, network_mode="none",
+        mounts=[wheels], working_dir="/autograder/source",
+    )  # fmt: skip
     try:
-        docker(["cp", str(layout), f"{name}:/"])
-        docker(["start", name])
-        docker(["exec", name, "bash", "./setup.sh"], timeout=900)
-        docker(["stop", "--time", "0", name])
-        docker(["commit", "--change", "CMD []", name, tag], timeout=300)
+        assert container.put_archive("/", packed(layout, "autograder"))
+        container.start()
+        code, output = container.exec_run(["bash", "./setup.sh"])
+        assert code == 0, str(output)[-4000:]
+        container.stop(timeout=0)
+        container.commit(repository, run_id, changes=["CMD []"])
     finally:
         remove_containers([name])
-    yield tag
-    docker(["rmi", "--force", tag], check=False)
+    yield f"{repository}:{run_id}"
+    with contextlib.suppress(docker.errors.DockerException):
+        client.images.remove(f"{repository}:{run_id}", force=True)
 
 
 def run_autograder(image: str, upload: Path, results: Path) -> Run:
     """A fresh container of the image with `upload` as the submission; what Gradescope keeps."""
     name = f"grader-gradescope-run-{uuid.uuid4().hex[:12]}"
-    docker(["create", "--name", name, "--label", f"{LABEL}=gradescope-test", "--network", "none",
-            "--workdir", "/autograder", image, "bash", "-c", RUN])  # fmt: skip
+    container = engine().containers.create(
+        image, ["bash", "-c", RUN], name=name, labels=LABELS, network_mode="none",
+        working_dir="/autograder",
+    )  # fmt: skip
     try:
-        docker(["cp", f"{upload}/.", f"{name}:/autograder/submission"])
-        proc = subprocess.run(
-            [docker_binary(), "start", "--attach", name],
-            capture_output=True,
-            text=True,
-            timeout=600,
-            stdin=subprocess.DEVNULL,
-        )
-        docker(["cp", f"{name}:/autograder/results/results.json", str(results)])
+        assert container.put_archive("/autograder/submission", packed(upload, "."))
+        container.start()
+        exit_code = container.wait(timeout=SLOW_SECONDS)["StatusCode"]
+        stdout, stderr = logged(container, stdout=True), logged(container, stdout=False)
+        try:
+            results.write_bytes(copied_out(container, "/autograder/results/results.json"))
+        except docker.errors.NotFound:
+            pytest.fail(f"no results.json (exit {exit_code}): {stderr[-3000:]}")
     finally:
         remove_containers([name])
-    report = json.loads(proc.stdout) if proc.stdout.strip() else {}
-    return Run(proc.returncode, json.loads(results.read_text()), report, proc.stderr)
+    report = json.loads(stdout) if stdout.strip() else {}
+    return Run(exit_code, json.loads(results.read_text()), report, stderr)
 
 
 def hidden_checks(report: dict[str, Any]) -> set[str]:

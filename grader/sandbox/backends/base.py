@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import IO, Literal, Protocol
+from typing import Literal, Protocol
 
 from pydantic import Field
 
@@ -62,6 +62,16 @@ Isolation = Literal["container", "warm", "process"]
 after another, or a local process (the local backend)."""
 
 STOPPED = "stopped: the batch was interrupted"
+SANDBOX_ENV: dict[str, str] = {
+    "LANG": "C.UTF-8",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "PYTHONHASHSEED": "0",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+}
+"""The worker's whole environment, in a container or a local process, but for its home and
+temporary folder (and, locally, PATH)."""
 
 
 @dataclass(frozen=True)
@@ -93,14 +103,17 @@ class WorkerRun:
     output_error: str | None = None  # results rejected: over a cap, malformed or unsafe
 
 
-def feed(pipe: IO[bytes], data: bytes) -> None:
+def feed(write: Callable[[bytes], object], data: bytes, close: Callable[[], object]) -> None:
     """Write `data` to a child's stdin from a daemon thread, then close it."""
 
-    def write() -> None:
-        with contextlib.suppress(OSError), pipe:
-            pipe.write(data)
+    def run() -> None:
+        with contextlib.suppress(OSError):
+            try:
+                write(data)
+            finally:
+                close()
 
-    threading.Thread(target=write, daemon=True).start()
+    threading.Thread(target=run, daemon=True).start()
 
 
 class Backend(Protocol):

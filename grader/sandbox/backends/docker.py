@@ -3,18 +3,17 @@
 The container has no network, a read-only root, no capabilities, a non-root user, and only
 capped tmpfs mounts to write to: /tmp, /out and /dev/shm (POSIX message queues are capped at
 zero bytes). The submission is a read-only bind mount, made readable for the sandbox user (uid
-10001) by adding read bits on the host if they lack them; the job arrives on stdin. The worker
-is PID 1 (no `--init`): it reaps every orphan, and no process of the container can signal it
-or open its /proc files. Results leave the container as a ustar stream on its stdout
-(`worker.py --emit-tar`), read with a byte cap and extracted by a strict reader of our own.
+10001) by adding read bits on the host if they lack them; the job arrives on stdin, through
+the engine's attach socket. The worker is PID 1 (no init process): it reaps every orphan, and
+no process of the container can signal it or open its /proc files. Results leave the
+container as a ustar stream on its stdout (`worker.py --emit-tar`), read with a byte cap and
+extracted by a strict reader of our own.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import stat
-import subprocess
 import tempfile
 import threading
 import time
@@ -23,9 +22,29 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from docker.models.containers import Container
+from docker.types import LogConfig, Mount, Ulimit
+
 from grader.sandbox.backends import cleanup
-from grader.sandbox.backends.base import STOPPED, Isolation, Limits, WorkerJob, WorkerRun, feed
-from grader.sandbox.engine import LABEL, DockerError, docker, docker_binary, engine_reachable
+from grader.sandbox.backends.base import (
+    SANDBOX_ENV,
+    STOPPED,
+    Isolation,
+    Limits,
+    WorkerJob,
+    WorkerRun,
+    feed,
+)
+from grader.sandbox.backends.streams import Streams
+from grader.sandbox.capped import read_text_capped
+from grader.sandbox.engine import (
+    LABEL,
+    DockerError,
+    client,
+    engine_errors,
+    engine_reachable,
+    remove_containers,
+)
 from grader.sandbox.image import DEFAULT_TAG, ImageError, image_exists, image_facts
 from grader.sandbox.ustar import UnsafeArchiveError, extract_results
 
@@ -38,21 +57,12 @@ MAX_MEMBERS = 4096
 """Most files accepted from one worker's output."""
 EXTRACT_SECONDS = 60.0
 """Time allowed for reading the result stream, after the container ended."""
+EXIT_SECONDS = 30
+"""Time allowed for a container to be gone once its streams ended or it was killed."""
 WORKER_COMMAND: tuple[str, ...] = (
     "python3", "/opt/worker/worker.py",
     "--submission", "/submission", "--out", "/out", "--emit-tar",
 )  # fmt: skip
-SANDBOX_ENV: dict[str, str] = {
-    "HOME": "/tmp",
-    "TMPDIR": "/tmp",
-    "LANG": "C.UTF-8",
-    "PYTHONDONTWRITEBYTECODE": "1",
-    "PYTHONHASHSEED": "0",
-    "OMP_NUM_THREADS": "1",
-    "MKL_NUM_THREADS": "1",
-    "OPENBLAS_NUM_THREADS": "1",
-}
-_CHUNK = 1 << 16
 
 
 def stdout_cap(limits: Limits) -> int:
@@ -60,45 +70,55 @@ def stdout_cap(limits: Limits) -> int:
     return limits.output_mb * MIB + MAX_MEMBERS * 1024 + MIB
 
 
-def run_arguments(
-    job: WorkerJob, name: str, image: str, command: Sequence[str] = WORKER_COMMAND
-) -> list[str]:
-    """The `docker run` arguments (after `docker`) for one job's container."""
-    submission = job.submission_dir.resolve()
-    if any(c in str(submission) for c in ',"\n'):
-        raise ValueError(f"unsupported character in mount path {submission}")
-    mount = f"type=bind,source={submission},target=/submission,readonly"
-    return [*hardened_arguments(job.limits, name), "--mount", mount, image, *command]
+def hardened_options(lim: Limits, name: str) -> dict[str, Any]:
+    """Every option of a sandbox container (`containers.create` keywords) but its command and
+    the submission's mount. Its stdin is open, for a client attached before it starts."""
+    tmpfs = "rw,noexec,nosuid,nodev"
+    out = f"{tmpfs},size={lim.output_mb}m,uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0700"
+    ulimits = {
+        "fsize": lim.file_size_mb * MIB,
+        "cpu": lim.cpu_seconds,
+        "core": 0,
+        "nofile": 1024,
+        "msgqueue": 0,
+    }
+    return {
+        "name": name,
+        "labels": {LABEL: "1"},
+        "stdin_open": True,
+        "log_config": LogConfig(type=LogConfig.types.NONE),
+        "network_mode": "none",
+        "hostname": "sandbox",
+        "read_only": True,
+        "tmpfs": {"/tmp": f"{tmpfs},size={lim.tmpfs_mb}m,mode=1777", "/out": out},
+        "shm_size": f"{SHM_MB}m",
+        "mem_limit": f"{lim.memory_mb}m",
+        "memswap_limit": f"{lim.memory_mb}m",
+        "nano_cpus": round(lim.cpus * 1e9),
+        "pids_limit": lim.pids,
+        "ulimits": [Ulimit(name=k, soft=v, hard=v) for k, v in ulimits.items()],
+        "user": f"{SANDBOX_UID}:{SANDBOX_UID}",
+        "cap_drop": ["ALL"],
+        "security_opt": ["no-new-privileges"],
+        "working_dir": "/tmp",
+        "environment": {**SANDBOX_ENV, "HOME": "/tmp", "TMPDIR": "/tmp"},
+    }
 
 
-def hardened_arguments(lim: Limits, name: str) -> list[str]:
-    """Every `docker run` option of a sandbox container but the submission's mount."""
-    args = [
-        "run", "--name", name, "--label", f"{LABEL}=1", "--pull", "never",
-        "--interactive", "--log-driver", "none",
-        "--network", "none", "--hostname", "sandbox",
-        "--read-only",
-        "--tmpfs", f"/tmp:rw,noexec,nosuid,nodev,size={lim.tmpfs_mb}m,mode=1777",
-        "--tmpfs",
-        f"/out:rw,noexec,nosuid,nodev,size={lim.output_mb}m,"
-        f"uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0700",
-        "--shm-size", f"{SHM_MB}m",
-        "--memory", f"{lim.memory_mb}m", "--memory-swap", f"{lim.memory_mb}m",
-        "--cpus", f"{lim.cpus:g}",
-        "--pids-limit", str(lim.pids),
-        "--ulimit", f"fsize={lim.file_size_mb * MIB}",
-        "--ulimit", f"cpu={lim.cpu_seconds}",
-        "--ulimit", "core=0",
-        "--ulimit", "nofile=1024:1024",
-        "--ulimit", "msgqueue=0",
-        "--user", f"{SANDBOX_UID}:{SANDBOX_UID}",
-        "--cap-drop", "ALL",
-        "--security-opt", "no-new-privileges",
-        "--workdir", "/tmp",
-    ]  # fmt: skip
-    for key, value in SANDBOX_ENV.items():
-        args += ["--env", f"{key}={value}"]
-    return args
+def start_container(
+    image: str, command: Sequence[str], options: dict[str, Any]
+) -> tuple[Container, Streams]:
+    """Create a container, attach to its streams, then start it (`DockerError` if it cannot)."""
+    with engine_errors("container did not start"):
+        container = client().containers.create(image, list(command), **options)
+    streams = Streams(container)
+    try:
+        with engine_errors("container did not start"):
+            container.start()
+    except DockerError:
+        streams.close()
+        raise
+    return container, streams
 
 
 def make_readable(root: Path) -> None:
@@ -115,12 +135,8 @@ def make_readable(root: Path) -> None:
 
 
 def unavailable_reason(image: str | None = None) -> str | None:
-    """Why the docker backend cannot run here (no client, no engine, no image), or None."""
+    """Why the docker backend cannot run here (no engine, no image), or None."""
     tag = image or DEFAULT_TAG
-    try:
-        docker_binary()
-    except DockerError as exc:
-        return str(exc)
     if not engine_reachable():
         return "no docker engine answers"
     if not image_exists(tag):
@@ -129,41 +145,65 @@ def unavailable_reason(image: str | None = None) -> str | None:
 
 
 class Drain(threading.Thread):
-    """Reads a pipe to its end, keeping at most `keep` bytes (in `sink` or in memory)."""
+    """Reads a container's streams to their end: at most `cap` bytes of stdout into `sink`,
+    the first `keep` bytes of stderr into `head`."""
 
-    def __init__(self, pipe: IO[bytes], keep: int, sink: IO[bytes] | None = None) -> None:
+    def __init__(self, streams: Streams, sink: IO[bytes], cap: int, keep: int) -> None:
         super().__init__(daemon=True)
-        self.pipe, self.keep, self.sink = pipe, keep, sink
+        self.streams, self.sink, self.cap, self.keep = streams, sink, cap, keep
         self.head = bytearray()
         self.total = 0
         self.overflow = threading.Event()
 
     def run(self) -> None:
-        while chunk := os.read(self.pipe.fileno(), _CHUNK):
-            room = max(0, self.keep - self.total)
-            self.total += len(chunk)
-            if room:
-                kept = chunk[:room]
-                if self.sink is not None:
-                    self.sink.write(kept)
-                else:
-                    self.head += kept
-            if self.total > self.keep:
-                self.overflow.set()
-
-
-def end_container(proc: subprocess.Popen[bytes], name: str) -> None:
-    """Kill the container and wait for its client, removing it if the client outlives the kill:
-    a container that `docker run` created after the kill would otherwise run on."""
-    docker(["kill", name], check=False)
-    for _ in range(60):
         try:
-            proc.wait(timeout=0.5)
+            while (pieces := self.streams.read(None)) is not None:
+                for is_stdout, data in pieces:
+                    if is_stdout:
+                        self._out(data)
+                    else:
+                        self.head += data[: max(0, self.keep - len(self.head))]
+        except (OSError, ValueError):  # the connection was dropped
             return
-        except subprocess.TimeoutExpired:
-            docker(["rm", "--force", name], check=False)
-    proc.kill()
-    proc.wait()
+
+    def _out(self, data: bytes) -> None:
+        room = max(0, self.cap - self.total)
+        self.total += len(data)
+        if room:
+            self.sink.write(data[:room])
+        if self.total > self.cap:
+            self.overflow.set()
+
+
+def container_state(container: Container) -> dict[str, Any] | None:
+    """The engine's record of how a container ran, if it still has one."""
+    try:
+        with engine_errors("cannot inspect the container"):
+            container.reload()
+    except DockerError:
+        return None
+    state = container.attrs.get("State")
+    return state if isinstance(state, dict) else None
+
+
+def wait_exit(container: Container, seconds: float) -> int | None:
+    """The container's exit code once it ended, or None if it runs on after `seconds`."""
+    try:
+        with engine_errors("cannot wait for the container"):
+            status = container.wait(timeout=max(seconds, 0.1))
+    except DockerError:
+        return None
+    code = status.get("StatusCode")
+    return code if isinstance(code, int) else None
+
+
+def kill(container: Container) -> None:
+    """SIGKILL the container's processes; it may have ended already."""
+    try:
+        with engine_errors("cannot kill the container"):
+            container.kill()
+    except DockerError:
+        return
 
 
 class DockerBackend:
@@ -208,16 +248,15 @@ class DockerBackend:
         try:
             job.out_dir.mkdir(parents=True, exist_ok=True)
             make_readable(job.submission_dir)
-            argv = [docker_binary(), *run_arguments(job, name, self.image, self.command)]
-        except (OSError, ValueError, DockerError) as exc:
+        except OSError as exc:
             return WorkerRun(exit_code=None, environment=env, fault=f"cannot start: {exc}")
         with tempfile.TemporaryFile(prefix="grader-stdout-") as tar:
             cleanup.register(name)
             try:
-                run = self._run_container(argv, name, job, tar)
+                run = self._run_container(name, job, tar)
             finally:
                 try:
-                    docker(["rm", "--force", name], check=False)
+                    remove_containers([name])
                 finally:
                     cleanup.unregister(name)
             run.environment = env
@@ -226,57 +265,50 @@ class DockerBackend:
                 extract(tar, job, run)
         return run
 
-    def _run_container(
-        self, argv: list[str], name: str, job: WorkerJob, tar: IO[bytes]
-    ) -> WorkerRun:
+    def _run_container(self, name: str, job: WorkerJob, tar: IO[bytes]) -> WorkerRun:
         limits = job.limits
         start = time.monotonic()
         if job.stop.is_set():
             return WorkerRun(exit_code=None, fault=STOPPED)
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-        feed(proc.stdin, job.job)
-        out = Drain(proc.stdout, stdout_cap(limits), sink=tar)
-        err = Drain(proc.stderr, limits.log_bytes)
-        out.start()
-        err.start()
-        deadline = start + limits.wall_seconds + STARTUP_GRACE_SECONDS
-        timed_out = False
-        while proc.poll() is None:
-            if out.overflow.is_set() or job.stop.is_set():
-                break
-            if time.monotonic() >= deadline:
-                timed_out = True
-                break
-            out.overflow.wait(0.05)
-        if proc.poll() is None:
-            end_container(proc, name)
-        elapsed = time.monotonic() - start
-        out.join(timeout=30)
-        err.join(timeout=30)
+        source = str(job.submission_dir.resolve())
+        submission = Mount(target="/submission", source=source, type="bind", read_only=True)
+        options = {**hardened_options(limits, name), "mounts": [submission]}
+        try:
+            container, streams = start_container(self.image, self.command, options)
+        except DockerError as exc:
+            return WorkerRun(exit_code=None, fault=str(exc))
+        drain = Drain(streams, tar, stdout_cap(limits), limits.log_bytes)
+        try:
+            feed(streams.send, job.job, streams.end_input)
+            drain.start()
+            deadline = start + limits.wall_seconds + STARTUP_GRACE_SECONDS
+            timed_out = self._watch(drain, deadline, job)
+            cut = timed_out or drain.overflow.is_set() or job.stop.is_set()
+            code = None if cut else wait_exit(container, deadline - time.monotonic())
+            if code is None:  # cut, or still running once its streams ended
+                timed_out = timed_out or not cut
+                kill(container)
+            elapsed = time.monotonic() - start
+            drain.join(timeout=EXIT_SECONDS)
+        finally:
+            streams.close()
         run = WorkerRun(
             exit_code=None,
             timed_out=timed_out,
             wall_seconds=elapsed,
-            stderr=err.head.decode("utf-8", errors="replace"),
+            stderr=drain.head.decode("utf-8", errors="replace"),
         )
         if job.stop.is_set():
             run.fault = STOPPED
             return run
-        if out.overflow.is_set():
-            run.output_error = f"stdout exceeded {out.keep} bytes"
-        if proc.returncode == 0 and not timed_out:
-            run.exit_code = 0  # the worker's own clean exit: nothing to ask the engine
+        if drain.overflow.is_set():
+            run.output_error = f"stdout exceeded {drain.cap} bytes"
+        if code == 0:
+            run.exit_code = 0  # the worker's own clean exit: nothing more to ask the engine
             return run
-        state = container_state(name)
-        if state is None or str(state.get("StartedAt", "0001")).startswith("0001"):
-            run.fault = "container did not start: " + run.stderr.strip()[-2000:]
+        state = container_state(container)
+        if state is None:
+            run.fault = "the engine lost the container"
             return run
         if state.get("Error"):
             run.fault = f"container error: {state['Error']}"
@@ -284,15 +316,17 @@ class DockerBackend:
         run.oom_killed = bool(state.get("OOMKilled", False))
         return run
 
-
-def container_state(name: str) -> dict[str, Any] | None:
-    """The engine's record of how a container ran, if it still has one."""
-    try:
-        raw = docker(["inspect", "--type", "container", "--format", "{{json .State}}", name])
-    except DockerError:
-        return None
-    state = json.loads(raw)
-    return state if isinstance(state, dict) else None
+    @staticmethod
+    def _watch(drain: Drain, deadline: float, job: WorkerJob) -> bool:
+        """Wait for the container's streams to end, a cut (too much output, `job.stop`) or
+        the deadline; True if the deadline passed."""
+        while drain.is_alive():
+            if drain.overflow.is_set() or job.stop.is_set():
+                return False
+            if time.monotonic() >= deadline:
+                return True
+            drain.overflow.wait(0.05)
+        return False
 
 
 def extract(tar: IO[bytes], job: WorkerJob, run: WorkerRun) -> None:
@@ -312,4 +346,4 @@ def extract(tar: IO[bytes], job: WorkerJob, run: WorkerRun) -> None:
         rejected = f"result stream rejected: {exc}"
         run.output_error = f"{run.output_error}; {rejected}" if run.output_error else rejected
         tar.seek(0)
-        run.stdout = tar.read(limits.log_bytes).decode("utf-8", errors="replace")
+        run.stdout = read_text_capped(tar, limits.log_bytes)

@@ -31,7 +31,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.sandbox.backends import launch
-from grader.sandbox.backends.base import STOPPED, Isolation, Limits, WorkerJob, WorkerRun, feed
+from grader.sandbox.backends.base import (
+    SANDBOX_ENV,
+    STOPPED,
+    Isolation,
+    Limits,
+    WorkerJob,
+    WorkerRun,
+    feed,
+)
 from grader.sandbox.capped import read_log
 from grader.sandbox.paths import WORKER_FILE
 
@@ -184,14 +192,10 @@ class LocalBackend:
         worker_home = home / "home" if user is not None else home
         worker_home.mkdir(exist_ok=True)
         env = {
+            **SANDBOX_ENV,
             "PATH": "/usr/local/bin:/usr/bin:/bin",
             "HOME": str(worker_home),
             "TMPDIR": str(worker_home),
-            "LANG": "C.UTF-8",
-            "OMP_NUM_THREADS": "1",
-            "MKL_NUM_THREADS": "1",
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "PYTHONHASHSEED": "0",
         }
         worker = [
             sys.executable,
@@ -226,7 +230,7 @@ class LocalBackend:
         start = time.monotonic()
         timed_out = False
         try:
-            feed(proc.stdin, job.job)
+            feed(proc.stdin.write, job.job, proc.stdin.close)
             timed_out = wait_or_stop(proc, start + limits.wall_seconds, job.stop)
         finally:
             end(started)

@@ -1,6 +1,6 @@
 """Warm workers: long-lived sandbox containers, each grading submissions one after another.
 
-Each container has every flag of `docker.py`'s (but no mount: the submission's files arrive on
+Each container has every option of `docker.py`'s (but no mount: the submission's files arrive on
 stdin with the job) and runs `worker.py --serve K`: it imports torch once, then for each
 submission forks a child that grades it exactly as a throw-away container's worker would, and
 relays its result stream in frames on stdout. Once the child is done the worker kills every
@@ -12,33 +12,32 @@ submissions is replaced. The pool holds at most one container per concurrent run
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
-import select
 import struct
-import subprocess
 import tempfile
 import threading
 import time
 import uuid
-from pathlib import Path
 from typing import IO, Any
+
+from pydantic import ValidationError
 
 from grader.sandbox.backends import cleanup
 from grader.sandbox.backends.base import STOPPED, Isolation, Limits, WorkerJob, WorkerRun
 from grader.sandbox.backends.docker import (
+    EXIT_SECONDS,
     STARTUP_GRACE_SECONDS,
     DockerBackend,
     container_state,
-    end_container,
     extract,
-    hardened_arguments,
+    hardened_options,
     make_readable,
+    start_container,
     stdout_cap,
+    wait_exit,
 )
-from grader.sandbox.engine import docker, docker_binary
-from grader.sandbox.executor import PROTOCOL_VERSION
+from grader.sandbox.backends.streams import Streams
+from grader.sandbox.engine import DockerError, remove_containers
+from grader.sandbox.protocol import encode_submission, read_end
 
 SERVE_COUNT = 50
 """Submissions one container grades before it is replaced."""
@@ -46,7 +45,6 @@ READY_SECONDS = 120.0
 """Time allowed for a new container to start and import torch."""
 FRAME = struct.Struct("<cI")
 MAX_FRAME = 1 << 20
-_CHUNK = 1 << 16
 
 
 class ProtocolError(Exception):
@@ -61,30 +59,36 @@ def serve_command(count: int) -> tuple[str, ...]:
     return ("python3", "/opt/worker/worker.py", "--out", "/out", "--serve", str(count))
 
 
-def submission_stream(root: Path, wall_seconds: float, job: bytes) -> bytes:
-    """What the worker reads for one submission: u64 n, n bytes of header JSON (version, wall
-    clock, each file's name and size), the files' bytes, then the job stream."""
-    files = sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink())
-    contents = [p.read_bytes() for p in files]
-    header = {
-        "version": PROTOCOL_VERSION,
-        "wall": wall_seconds,
-        "files": [[str(p.relative_to(root)), len(c)] for p, c in zip(files, contents, strict=True)],
-    }
-    encoded = json.dumps(header).encode()
-    return b"".join([struct.pack("<Q", len(encoded)), encoded, *contents, job])
-
-
 def container_key(limits: Limits) -> tuple[Any, ...]:
     """The limits a container is started with: runs that share them may share a container."""
     return tuple(getattr(limits, f) for f in ("memory_mb", "cpus", "pids", "tmpfs_mb"))
 
 
-class Frames:
-    """Reads the worker's frames from its stdout, each within a deadline."""
+class Tail:
+    """The last `keep` bytes of the container's stderr."""
 
-    def __init__(self, pipe: IO[bytes]) -> None:
-        self.fd = pipe.fileno()
+    def __init__(self, keep: int) -> None:
+        self.keep = keep
+        self.data = bytearray()
+        self.total = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        self.data += chunk
+        del self.data[: max(0, len(self.data) - self.keep)]
+
+    def since(self, offset: int) -> str:
+        """What arrived after the first `offset` bytes, as far as it is still kept."""
+        new = self.data[max(0, len(self.data) - (self.total - offset)) :]
+        return new.decode("utf-8", errors="replace")
+
+
+class Frames:
+    """Reads the worker's frames from its stdout, each within a deadline; what arrives on its
+    stderr meanwhile goes to `stderr`."""
+
+    def __init__(self, streams: Streams, stderr: Tail) -> None:
+        self.streams, self.stderr = streams, stderr
         self.buffer = bytearray()
 
     def _fill(self, size: int, deadline: float, stop: threading.Event) -> bool:
@@ -94,12 +98,14 @@ class Frames:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TimeoutError
-            ready, _, _ = select.select([self.fd], [], [], min(left, 0.05))
-            if ready:
-                chunk = os.read(self.fd, _CHUNK)
-                if not chunk:
-                    return False
-                self.buffer += chunk
+            pieces = self.streams.read(min(left, 0.05))
+            if pieces is None:
+                return False
+            for is_stdout, data in pieces:
+                if is_stdout:
+                    self.buffer += data
+                else:
+                    self.stderr.add(data)
         return True
 
     def next(self, deadline: float, stop: threading.Event) -> tuple[bytes, bytes] | None:
@@ -116,30 +122,6 @@ class Frames:
         return kind, payload
 
 
-class Tail(threading.Thread):
-    """Reads the container's stderr, keeping its last `keep` bytes."""
-
-    def __init__(self, pipe: IO[bytes], keep: int) -> None:
-        super().__init__(daemon=True)
-        self.pipe, self.keep = pipe, keep
-        self.data = bytearray()
-        self.total = 0
-        self.lock = threading.Lock()
-
-    def run(self) -> None:
-        while chunk := os.read(self.pipe.fileno(), _CHUNK):
-            with self.lock:
-                self.total += len(chunk)
-                self.data += chunk
-                del self.data[: max(0, len(self.data) - self.keep)]
-
-    def since(self, offset: int) -> str:
-        """What arrived after the first `offset` bytes, as far as it is still kept."""
-        with self.lock:
-            new = self.data[max(0, len(self.data) - (self.total - offset)) :]
-        return new.decode("utf-8", errors="replace")
-
-
 class WarmContainer:
     """One serving container: started at once, ready once its worker has imported torch."""
 
@@ -149,19 +131,15 @@ class WarmContainer:
         self.retired = False
         self.ready = False
         self.left = count
-        argv = [docker_binary(), *hardened_arguments(limits, self.name), image]
         cleanup.register(self.name)
-        self.proc = subprocess.Popen(
-            [*argv, *serve_command(count)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-        assert self.proc.stdout is not None and self.proc.stderr is not None
-        self.frames = Frames(self.proc.stdout)
-        self.stderr = Tail(self.proc.stderr, limits.log_bytes)
-        self.stderr.start()
+        try:
+            options = hardened_options(limits, self.name)
+            self.container, self.streams = start_container(image, serve_command(count), options)
+        except DockerError:
+            self._remove()
+            raise
+        self.stderr = Tail(limits.log_bytes)
+        self.frames = Frames(self.streams, self.stderr)
 
     def grade(self, job: WorkerJob) -> WorkerRun:
         """Grade one submission; the container is retired after anything but a clean run."""
@@ -188,16 +166,14 @@ class WarmContainer:
             frame = self.frames.next(start + READY_SECONDS, job.stop)
             if frame is None or frame[0] != b"R":
                 self.retired = True
-                self.proc.wait(timeout=30)
+                wait_exit(self.container, EXIT_SECONDS)
                 detail = self.stderr.since(0).strip()[-2000:]
                 return WorkerRun(exit_code=None, fault=f"container did not start: {detail}")
             self.ready = True
             start = time.monotonic()
-        stream = submission_stream(job.submission_dir, job.limits.wall_seconds, job.job)
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(stream)
-        self.proc.stdin.flush()
+        stream = encode_submission(job.submission_dir, job.limits.wall_seconds, job.job)
         deadline = start + job.limits.wall_seconds + STARTUP_GRACE_SECONDS
+        self.streams.send(stream, timeout=max(deadline - time.monotonic(), 0.1))
         cap, received = stdout_cap(job.limits), 0
         while True:
             try:
@@ -209,7 +185,7 @@ class WarmContainer:
                 return self._died()
             kind, payload = frame
             if kind == b"E":
-                return self._ended(json.loads(payload))
+                return self._ended(payload)
             if kind != b"D":
                 raise ProtocolError(f"unexpected frame {kind!r}")
             received += len(payload)
@@ -218,39 +194,37 @@ class WarmContainer:
                 return WorkerRun(exit_code=None, output_error=f"stdout exceeded {cap} bytes")
             tar.write(payload)
 
-    def _ended(self, ended: dict[str, Any]) -> WorkerRun:
+    def _ended(self, payload: bytes) -> WorkerRun:
+        try:
+            ended = read_end(payload)
+        except ValidationError as exc:
+            raise ProtocolError(f"malformed end frame: {exc.errors()[0]['msg']}") from exc
         self.left -= 1
-        self.retired = self.retired or bool(ended["retire"]) or self.left == 0
+        self.retired = self.retired or ended.retire or self.left == 0
         return WorkerRun(
-            exit_code=ended["exit_code"],
-            timed_out=bool(ended["timed_out"]),
-            oom_killed=bool(ended["oom_kills"]),
+            exit_code=ended.exit_code,
+            timed_out=ended.timed_out,
+            oom_killed=bool(ended.oom_kills),
         )
 
     def _died(self) -> WorkerRun:
         """The container ended in the middle of a submission (its worker killed or crashed)."""
         self.retired = True
-        self.proc.wait(timeout=30)
-        state = container_state(self.name) or {}  # none: what arrived still counts
+        code = wait_exit(self.container, EXIT_SECONDS)
+        state = container_state(self.container) or {}  # none: what arrived still counts
         return WorkerRun(
-            exit_code=state.get("ExitCode", self.proc.returncode),
+            exit_code=state.get("ExitCode", code),
             oom_killed=bool(state.get("OOMKilled", False)),
         )
 
     def close(self) -> None:
-        """End the container (at once if it is retired or busy) and remove it."""
+        """End the container at once and remove it."""
+        self.streams.close()
+        self._remove()
+
+    def _remove(self) -> None:
         try:
-            if self.proc.stdin is not None:
-                with contextlib.suppress(OSError):
-                    self.proc.stdin.close()
-            if self.retired or not self.ready:
-                end_container(self.proc, self.name)
-            else:
-                try:
-                    self.proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    end_container(self.proc, self.name)
-            docker(["rm", "--force", self.name], check=False)
+            remove_containers([self.name])
         finally:
             cleanup.unregister(self.name)
 
@@ -273,8 +247,10 @@ class WarmBackend(DockerBackend):
             job.out_dir.mkdir(parents=True, exist_ok=True)
             make_readable(job.submission_dir)
             container = self._acquire(job.limits)
-        except (OSError, ValueError) as exc:
+        except OSError as exc:
             return WorkerRun(exit_code=None, fault=f"cannot start: {exc}")
+        except DockerError as exc:
+            return WorkerRun(exit_code=None, fault=str(exc))
         try:
             run = container.grade(job)
         finally:
