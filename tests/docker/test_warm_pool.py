@@ -2,7 +2,7 @@
 submission after a replacement is graded as if nothing had happened.
 
 A container serves K submissions, then a fresh one takes over; one that timed out, ran out of
-memory is never used again. Each test grades a correct submission after
+memory or died while idle is never used again. Each test grades a correct submission after
 the event, in the same pool, and requires full marks from a container other than the
 retired one.
 """
@@ -16,6 +16,7 @@ from grader.grade import Grader
 from grader.reports.models import ProblemStatus, SubmissionReport
 from grader.sandbox.backends.base import LimitOverrides
 from grader.sandbox.backends.warm import WarmBackend
+from grader.sandbox.engine import client
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.docker
@@ -72,3 +73,15 @@ def test_a_container_that_ran_out_of_memory_is_replaced(
     assert bomb.message == "the worker ran out of memory"
     assert full_marks(after)
     assert container(after) != container(bomb)
+
+
+def test_a_container_that_died_while_idle_is_replaced_without_losing_the_next_submission(
+    sandbox_image: str, catalog: Catalog
+) -> None:
+    with pool(catalog, sandbox_image) as grader:
+        first = grader.grade(CORRECT)
+        client().containers.get(container(first)).kill()
+        after = grader.grade(CORRECT)
+    assert full_marks(first)
+    assert full_marks(after), after.problems[0].message
+    assert container(after) != container(first)

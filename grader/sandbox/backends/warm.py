@@ -55,6 +55,12 @@ class Stopped(Exception):
     """The batch was interrupted."""
 
 
+class Gone(Exception):
+    """A container that had served before sent nothing for this submission: it had ended while
+    idle (killed from outside, or by the host's OOM killer). The submission goes to a fresh
+    container, once: a fresh container's failure is the submission's."""
+
+
 def serve_command(count: int) -> tuple[str, ...]:
     return ("python3", "/opt/worker/worker.py", "--out", "/out", "--serve", str(count))
 
@@ -151,6 +157,9 @@ class WarmContainer:
             except Stopped:
                 self.retired = True
                 return WorkerRun(exit_code=None, fault=STOPPED)
+            except Gone:
+                self.retired = True
+                raise
             except (ProtocolError, OSError) as exc:
                 self.retired = True
                 run = WorkerRun(exit_code=None, fault=f"warm worker failed: {exc}")
@@ -162,6 +171,7 @@ class WarmContainer:
         return run
 
     def _grade(self, job: WorkerJob, tar: IO[bytes], start: float) -> WorkerRun:
+        idle = self.ready
         if not self.ready:
             frame = self.frames.next(start + READY_SECONDS, job.stop)
             if frame is None or frame[0] != b"R":
@@ -173,16 +183,24 @@ class WarmContainer:
             start = time.monotonic()
         stream = encode_submission(job.submission_dir, job.limits.wall_seconds, job.job)
         deadline = start + job.limits.wall_seconds + STARTUP_GRACE_SECONDS
-        self.streams.send(stream, timeout=max(deadline - time.monotonic(), 0.1))
-        cap, received = stdout_cap(job.limits), 0
+        try:
+            self.streams.send(stream, timeout=max(deadline - time.monotonic(), 0.1))
+        except OSError as exc:
+            if idle:
+                raise Gone from exc
+            raise
+        cap, received, frames = stdout_cap(job.limits), 0, 0
         while True:
             try:
                 frame = self.frames.next(deadline, job.stop)
             except TimeoutError:
                 self.retired = True
                 return WorkerRun(exit_code=None, timed_out=True)
+            if frame is None and idle and frames == 0:
+                raise Gone
             if frame is None:
                 return self._died()
+            frames += 1
             kind, payload = frame
             if kind == b"E":
                 return self._ended(payload)
@@ -252,11 +270,21 @@ class WarmBackend(DockerBackend):
         except DockerError as exc:
             return WorkerRun(exit_code=None, fault=str(exc))
         try:
-            run = container.grade(job)
-        finally:
-            self._release(container)
+            run = self._grade_on(container, job)
+        except Gone:
+            try:
+                container = WarmContainer(self.image, job.limits, self.serve_count)
+            except DockerError as exc:
+                return WorkerRun(exit_code=None, fault=str(exc))
+            run = self._grade_on(container, job)
         run.environment = {"backend": self.name, "image": self.image, "container": container.name}
         return run
+
+    def _grade_on(self, container: WarmContainer, job: WorkerJob) -> WorkerRun:
+        try:
+            return container.grade(job)
+        finally:
+            self._release(container)
 
     def _acquire(self, limits: Limits) -> WarmContainer:
         """An idle container started with these limits, or a new one in place of another."""
