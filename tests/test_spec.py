@@ -29,6 +29,13 @@ def test_unknown_field_is_named(tmp_path: Path) -> None:
     assert "colour" in str(error.value)
 
 
+def test_a_problem_sets_no_worker_wall_clock(tmp_path: Path) -> None:
+    """A problem's limits are its own: the worker's wall clock is the grader's to sum."""
+    text = SHIPPED.read_text().replace("problem_seconds = 20", "wall_seconds = 20", 1)
+    with pytest.raises(SpecError, match=r"limits\.wall_seconds"):
+        load_spec(copy_problem(tmp_path, text))
+
+
 def test_bad_check_field_is_named_with_its_place(tmp_path: Path) -> None:
     text = SHIPPED.read_text().replace("points = 3", "points = -3", 1)
     with pytest.raises(SpecError, match=r"checks\.1\.points"):

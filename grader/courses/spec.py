@@ -9,7 +9,7 @@ from pydantic import Field, ValidationError, model_validator
 
 from grader.compat import StrEnum, tomllib
 from grader.errors import GraderError
-from grader.sandbox.backends.base import Limits
+from grader.sandbox.backends.base import ProblemLimits
 from grader.strict import Strict
 
 
@@ -95,7 +95,7 @@ class ProblemSpec(Strict):
     forbidden: list[str] = Field(default_factory=list)
     forbidden_zeroes_problem: bool = True
     tolerance: dict[Precision, Tolerance] = Field(default_factory=default_tolerance)
-    limits: Limits = Field(default_factory=Limits)
+    limits: ProblemLimits = Field(default_factory=ProblemLimits)
     configs: list[Config] = Field(min_length=1)
     checks: list[CheckSpec] = Field(
         description="At least one in a spec file; a candidate kit "

@@ -14,10 +14,10 @@ from pydantic import Field
 from grader.strict import Strict
 
 
-class Limits(Strict):
-    """Resource limits for one submission's worker (one process tree or one container)."""
+class ProblemLimits(Strict):
+    """What one problem may use (a problem's `[limits]`): its own wall clock, and resources
+    for the worker that runs it."""
 
-    wall_seconds: float = Field(120.0, gt=0, description="Wall clock for the whole worker.")
     problem_seconds: float = Field(30.0, gt=0, description="Wall clock for one problem.")
     cpu_seconds: int = Field(120, gt=0)
     memory_mb: int = Field(3072, gt=0, description="Address space (local) or memory (docker).")
@@ -27,6 +27,13 @@ class Limits(Strict):
     pids: int = Field(64, gt=0)
     cpus: float = Field(1.0, gt=0)
     log_bytes: int = Field(64_000, gt=0, description="Captured stdout/stderr kept per stream.")
+
+
+class Limits(ProblemLimits):
+    """Resource limits for one submission's worker (one process tree or one container): the
+    problems' limits, and a wall clock for the whole worker."""
+
+    wall_seconds: float = Field(120.0, gt=0, description="Wall clock for the whole worker.")
 
 
 @dataclass(frozen=True)
@@ -42,15 +49,11 @@ STARTUP_SECONDS = 60.0
 """Added to the problems' wall clocks for the worker's own start."""
 
 
-def batch_limits(specs: Sequence[Limits], overrides: LimitOverrides | None = None) -> Limits:
+def batch_limits(specs: Sequence[ProblemLimits], overrides: LimitOverrides | None = None) -> Limits:
     """One worker's limits for problems with these: the largest any asks for, the sum of
     their wall clocks."""
     overrides = overrides or LimitOverrides()
-    merged = {
-        field: max(getattr(s, field) for s in specs)
-        for field in Limits.model_fields
-        if field != "wall_seconds"
-    }
+    merged = {field: max(getattr(s, field) for s in specs) for field in ProblemLimits.model_fields}
     merged.update({k: v for k, v in asdict(overrides).items() if v is not None})
     per_problem = merged["problem_seconds"]
     merged["wall_seconds"] = overrides.wall_seconds or (STARTUP_SECONDS + per_problem * len(specs))
