@@ -111,7 +111,7 @@ def test_status_per_submission_and_problem(reports: list[SubmissionReport]) -> N
     assert by_name["full"] == ["8", "5", "-", "13", "ok 2 of 3 attempted"]
     assert by_name["mistakes"] == [
         "2",
-        "0* forbidden API used",
+        "0* forbidden",
         "0* import error",
         "2",
         "ok 3 of 3 attempted",

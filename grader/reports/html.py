@@ -172,7 +172,7 @@ def score_cell(problem: ProblemReport | None, column_max: float | None) -> str:
     if problem.status.failed:
         return (
             f'<td class="n bad" title="{escape(problem_note(problem))}">{score}*'
-            f"<small>{problem.status.text}</small></td>"
+            f"<small>{problem.status.short}</small></td>"
         )
     mark = "ok" if problem.score >= problem.max_score else ""
     return f'<td class="n {mark}">{score}</td>'

@@ -33,7 +33,7 @@ class CheckStatus(StrEnum):
 
 
 class ProblemStatus(StrEnum):
-    """A problem's outcome; `text` is its name in every rendering."""
+    """A problem's outcome; `text` is its name in every rendering, `short` in a score cell."""
 
     graded = "graded"
     not_attempted = "not_attempted"
@@ -45,7 +45,11 @@ class ProblemStatus(StrEnum):
 
     @property
     def text(self) -> str:
-        return PROBLEM_TEXTS[self]
+        return PROBLEM_TEXTS[self][0]
+
+    @property
+    def short(self) -> str:
+        return PROBLEM_TEXTS[self][1]
 
     @property
     def failed(self) -> bool:
@@ -60,14 +64,14 @@ CHECK_MARKS = {
     CheckStatus.error: "!",
     CheckStatus.skipped: "–",
 }
-PROBLEM_TEXTS = {
-    ProblemStatus.graded: "graded",
-    ProblemStatus.not_attempted: "not attempted",
-    ProblemStatus.import_error: "import error",
-    ProblemStatus.timeout: "timed out",
-    ProblemStatus.crashed: "crashed",
-    ProblemStatus.forbidden_api: "forbidden API used",
-    ProblemStatus.grader_error: "grader error",
+PROBLEM_TEXTS = {  # the name, and the word a score table's cell has room for
+    ProblemStatus.graded: ("graded", "graded"),
+    ProblemStatus.not_attempted: ("not attempted", "-"),
+    ProblemStatus.import_error: ("import error", "import error"),
+    ProblemStatus.timeout: ("timed out", "timeout"),
+    ProblemStatus.crashed: ("crashed", "crashed"),
+    ProblemStatus.forbidden_api: ("forbidden API used", "forbidden"),
+    ProblemStatus.grader_error: ("grader error", "grader error"),
 }
 
 
