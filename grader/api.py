@@ -202,8 +202,8 @@ def check(
 ) -> Feedback:
     """A candidate's own check of `path` on the checks they may see (by default on every
     problem with a file there; `reveal`, or the course's due date past, adds the
-    `after_due_date` ones). The worker starts first, from the course read without its checks:
-    it imports torch while the host does."""
+    `after_due_date` ones). The worker starts first, from the course read without its checks
+    (so the course is read twice): it imports torch while the host does."""
     from grader.courses.course import open_course
     from grader.courses.coursefile import reveal_after_due
     from grader.selfcheck import attempted, check_submission
@@ -220,10 +220,9 @@ def check(
         selected = chosen(found.catalog)
         seed = draw_seed(kit_seed(found.catalog, seed))
         shown = reveal_after_due(reveal, found.course)
-    except BaseException:
-        started.close()
-        raise
-    view, unseen = check_submission(path, found.catalog, selected, started, seed, shown)
+        view, unseen = check_submission(path, found.catalog, selected, started, seed, shown)
+    finally:
+        started.close()  # the worker started ahead, if no job took it
     return Feedback(view, unseen)
 
 

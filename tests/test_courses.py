@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -200,6 +202,15 @@ def test_check_with_the_kit_alone_passes_a_correct_submission(course: Path, tmp_
     out = run("check", str(submission), "--course", str(kit), ok=(1,))
     assert "not twice the input" in out and "named mistake: heads split with view" in out
     assert "candidate kit" in run("validate", "--course", str(kit), ok=(2,))
+    listing = (  # what `check` reads before its worker starts: the kit, without torch
+        "import sys; from pathlib import Path; from grader.courses.course import open_course; "
+        "found = open_course(Path(sys.argv[1]), checked=False).catalog; "
+        "print('torch' in sys.modules, found.is_kit, *found.problems)"
+    )
+    unchecked = subprocess.run(
+        [sys.executable, "-c", listing, str(kit)], capture_output=True, text=True, check=True
+    )
+    assert unchecked.stdout.split() == ["False", "True", "doubling", "split_heads"]
 
 
 @pytest.mark.timeout(300)

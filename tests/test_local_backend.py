@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -23,7 +24,7 @@ from grader.grade import Grader
 from grader.reports.models import SubmissionReport
 from grader.sandbox.backends import launch
 from grader.sandbox.backends.base import batch_limits
-from grader.sandbox.backends.local import LocalBackend
+from grader.sandbox.backends.local import LocalBackend, Started, copy_results
 from tests.test_hostile import leftover_processes
 
 
@@ -251,3 +252,62 @@ print(spawned, feedback.view.total == feedback.view.max_total > 0)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["[False]", "True"]
+
+
+def test_a_worker_started_ahead_that_ended_before_its_job_is_replaced(
+    tmp_path: Path, catalog: Catalog
+) -> None:
+    (tmp_path / "split_heads.py").write_text(SPLIT_HEADS)
+    backend = LocalBackend(ready=batch_limits([catalog.problems["split_heads"].spec.limits]))
+    ready = backend._ready
+    assert ready is not None
+    ready.proc.kill()
+    ready.proc.wait()
+    with Grader(catalog, [catalog.problems["split_heads"]], backend, seed=1) as grader:
+        problem = grader.grade(tmp_path).problem("split_heads")
+    assert problem.score == problem.max_score, problem.message
+    assert not ready.home.exists()
+
+
+def test_results_are_copied_from_a_worker_started_ahead_through_no_link(tmp_path: Path) -> None:
+    """Only the names the host may read, as regular files within the cap: a link (to a file or
+    a folder), a FIFO or an oversized file left by the candidate's code is not copied."""
+    out, dest = tmp_path / "out", tmp_path / "dest"
+    (out / "p").mkdir(parents=True)
+    (out / "p" / "ok.json").write_text("{}")
+    (out / "p" / "big.json").write_bytes(b"x" * 100)
+    (out / "p" / "link.json").symlink_to("/etc/passwd")
+    os.mkfifo(out / "p" / "fifo.json")
+    (out / "q").symlink_to(out / "p", target_is_directory=True)
+    dest.mkdir()
+    names = frozenset(
+        {"p/ok.json", "p/big.json", "p/link.json", "p/fifo.json", "q/ok.json", "p/none.json"}
+    )
+    copy_results(out, dest, names, limit=10)
+    assert sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file()) == ["p/ok.json"]
+
+
+def test_check_ends_its_worker_started_ahead_when_grading_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A broken reference is a grader error: the worker started ahead does not outlive it."""
+    from grader import api, grade
+    from grader.errors import GraderFault
+
+    (tmp_path / "split_heads.py").write_text(SPLIT_HEADS)
+    started: list[Started] = []
+    start = LocalBackend._start
+
+    def recording(self: LocalBackend, *args: Any) -> Started:
+        started.append(start(self, *args))
+        return started[-1]
+
+    def broken(*args: Any) -> Any:
+        raise GraderFault("the reference failed its own probe")
+
+    monkeypatch.setattr(LocalBackend, "_start", recording)
+    monkeypatch.setattr(grade, "prepare", broken)
+    with pytest.raises(GraderFault):
+        api.check(None, tmp_path)
+    assert len(started) == 1
+    assert started[0].proc.returncode is not None and not started[0].home.exists()

@@ -55,7 +55,7 @@ def open_course(path: Path | None, checked: bool = True) -> OpenCourse:
     if (folder / KIT_FILE).is_file():
         from grader.courses.kit import open_kit
 
-        return OpenCourse(folder, load_course(course_file), open_kit(folder))
+        return OpenCourse(folder, load_course(course_file), open_kit(folder, checked))
     course = load_course(course_file)
     return OpenCourse(folder, course, course_catalog(folder, course_file, course, checked))
 

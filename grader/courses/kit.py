@@ -13,20 +13,22 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import torch
 from pydantic import ValidationError
-from safetensors.torch import load_file
 
 from grader.courses.catalog import Catalog, Problem, validate
 from grader.courses.coursefile import CourseError
 from grader.courses.spec import ProblemSpec
 from grader.courses.trusted import import_file
-from grader.sandbox.worker import ProbeData
 from grader.strict import Strict
-from grader.verdict.checks.base import Check, own_checks
-from grader.verdict.reference import Outcome, Recorded, ReferenceSource
+
+if TYPE_CHECKING:  # torch: only a kit opened to judge (checked) loads its record
+    import torch
+
+    from grader.sandbox.worker import ProbeData
+    from grader.verdict.checks.base import Check
+    from grader.verdict.reference import Outcome, ReferenceSource
 
 KIT_FILE = "kit.json"
 TENSORS_FILE = "reference.safetensors"
@@ -59,6 +61,8 @@ class KitCatalog(Catalog):
     """A kit's problems: visible checks only, judged against the kit's record."""
 
     def __init__(self, folder: Path, index: KitIndex, tensors: dict[str, torch.Tensor]) -> None:
+        from grader.verdict.reference import Recorded
+
         self.folder = folder
         self.seed = index.seed
         self.problems = {}
@@ -69,7 +73,7 @@ class KitCatalog(Catalog):
                 problem, _, key = name.removeprefix("in/").partition("/")
                 inputs.setdefault(problem, {})[key] = tensor
         outcomes: dict[str, Outcome] = {
-            o.question: (cast(ProbeData, o.data), {n: tensors[f"out/{i}/{n}"] for n in o.tensors})
+            o.question: (cast("ProbeData", o.data), {n: tensors[f"out/{i}/{n}"] for n in o.tensors})
             for i, o in enumerate(index.outcomes)
         }
         self.source = Recorded(index.answers, outcomes, inputs, f"the kit {folder}")
@@ -81,9 +85,12 @@ class KitCatalog(Catalog):
         raise CourseError(f"{self.folder} is a candidate kit: it holds no reference solution")
 
 
-def kit_problem(folder: Path, entry: KitProblem) -> Problem:
+def kit_problem(folder: Path, entry: KitProblem, checked: bool = True) -> Problem:
+    """One problem of the kit; `checked`, its visible checks bound (which imports torch)."""
     own: dict[str, type[Check]] = {}
-    if (folder / "checks.py").is_file():
+    if checked and (folder / "checks.py").is_file():
+        from grader.verdict.checks.base import own_checks
+
         with own_checks() as own:
             import_file(folder / "checks.py", f"kit_checks_{entry.id}")
     path = folder / PROBLEM_FILE
@@ -98,16 +105,30 @@ def kit_problem(folder: Path, entry: KitProblem) -> Problem:
         own,
         (entry.withheld_checks, entry.withheld_points),
     )
-    validate(problem, path)
+    if checked:
+        validate(problem, path)
     return problem
 
 
-def open_kit(folder: Path) -> KitCatalog:
-    """The kit in `folder`, or a CourseError naming what is wrong with it."""
+def open_kit(folder: Path, checked: bool = True) -> Catalog:
+    """The kit in `folder`, or a CourseError naming what is wrong with it. Unchecked (to list
+    problems, or to start a worker before torch is imported), without checks or record."""
     path = folder / KIT_FILE
     try:
         index = KitIndex.model_validate(json.loads(path.read_text(encoding="utf-8")))
+        if not checked:
+            return unchecked_kit(folder, index)
+        from safetensors.torch import load_file
+
         tensors = load_file(folder / TENSORS_FILE)
     except (OSError, ValueError, ValidationError) as exc:
         raise CourseError(f"{path}: not a candidate kit this grader reads: {exc}") from exc
     return KitCatalog(folder, index, tensors)
+
+
+def unchecked_kit(folder: Path, index: KitIndex) -> Catalog:
+    """The kit's problems, unbound to their checks, with the kit's seed."""
+    problems = [kit_problem(folder / "problems" / p.id, p, checked=False) for p in index.problems]
+    catalog = Catalog.of(problems)
+    catalog.seed = index.seed
+    return catalog

@@ -110,7 +110,7 @@ def feed(write: Callable[[bytes], object], data: bytes, close: Callable[[], obje
     """Write `data` to a child's stdin from a daemon thread, then close it."""
 
     def run() -> None:
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, ValueError):  # ValueError: closed once the run ended
             try:
                 write(data)
             finally:

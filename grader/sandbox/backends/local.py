@@ -40,7 +40,7 @@ from grader.sandbox.backends.base import (
     WorkerRun,
     feed,
 )
-from grader.sandbox.capped import read_log
+from grader.sandbox.capped import read_capped, read_log
 from grader.sandbox.paths import WORKER_FILE
 
 
@@ -163,14 +163,18 @@ class LocalBackend:
 
     def run(self, job: WorkerJob) -> WorkerRun:
         ready, self._ready = self._ready, None
-        if ready is not None and ready.limits == job.limits:
-            shutil.copytree(job.submission_dir, ready.submission_dir, dirs_exist_ok=True)
-            run = self._finish(ready, job)
-            shutil.copytree(ready.out_dir, job.out_dir, dirs_exist_ok=True)
-            discard(ready)
-            return run
+        if ready is not None and (ready.limits != job.limits or ready.proc.poll() is not None):
+            discard(ready)  # started for other limits, or ended before its job
+            ready = None
         if ready is not None:
-            discard(ready)
+            try:
+                shutil.copytree(job.submission_dir, ready.submission_dir, dirs_exist_ok=True)
+                run = self._finish(ready, job)
+                size = job.limits.file_size_mb << 20
+                copy_results(ready.out_dir, job.out_dir, job.outputs, size)
+            finally:
+                discard(ready)
+            return run
         if self.user is None:
             return self._run(job)
         with self._one_at_a_time:
@@ -242,6 +246,35 @@ class LocalBackend:
             stderr=read_log(started.home / "stderr", limits.log_bytes),
             fault=STOPPED if job.stop.is_set() else None,
         )
+
+
+def copy_results(source: Path, dest: Path, names: frozenset[str], limit: int) -> None:
+    """Copy the result files the host may read (`names`) from a worker's folder."""
+    for name in sorted(names):
+        data = read_result(source, name, limit)
+        if data is not None:
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            (dest / name).write_bytes(data)
+
+
+def read_result(root: Path, name: str, limit: int) -> bytes | None:
+    """A result file's bytes: a regular file of at most `limit` bytes reached through no link
+    (the candidate's code may have left anything in the folder), else None."""
+    *folders, file = Path(name).parts
+    path = root
+    for folder in folders:
+        path = path / folder
+        if path.is_symlink() or not path.is_dir():
+            return None
+    try:
+        fd = os.open(path / file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data, more = read_capped(handle, limit)
+    return None if more else data
 
 
 def end(started: Started) -> None:

@@ -57,8 +57,9 @@ class Stopped(Exception):
 
 class Gone(Exception):
     """A container that had served before sent nothing for this submission: it had ended while
-    idle (killed from outside, or by the host's OOM killer). The submission goes to a fresh
-    container, once: a fresh container's failure is the submission's."""
+    idle (killed from outside, or by the host's OOM killer). The worker sends `worker.json`
+    before any candidate code runs, so no frame at all means none ran. The submission goes to
+    a fresh container, once: a fresh container's failure is the submission's."""
 
 
 def serve_command(count: int) -> tuple[str, ...]:
@@ -272,6 +273,8 @@ class WarmBackend(DockerBackend):
         try:
             run = self._grade_on(container, job)
         except Gone:
+            if job.stop.is_set():
+                return WorkerRun(exit_code=None, fault=STOPPED)
             try:
                 container = WarmContainer(self.image, job.limits, self.serve_count)
             except DockerError as exc:
