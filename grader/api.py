@@ -214,9 +214,10 @@ def check(
     ahead = batch_limits([p.spec.limits for p in chosen(open_course(course, False).catalog)])
     started = make_backend(backend, isolation="container", ready=ahead)  # one: no pool
     try:
-        from grader.verdict.plan import draw_seed  # torch: while the worker imports it too
-
+        # With its checks, the course imports torch (or says to install it), as the worker does.
         found = open_course(course)
+        from grader.verdict.plan import draw_seed
+
         selected = chosen(found.catalog)
         seed = draw_seed(kit_seed(found.catalog, seed))
         shown = reveal_after_due(reveal, found.course)
