@@ -816,9 +816,16 @@ def wait_child(pid: int, timeout: float) -> tuple[int | None, int | None, bool]:
         os.close(pidfd)
     if not ready:
         return None, signal.SIGKILL, True
+    return (*exit_of(status), False)
+
+
+def exit_of(status: int | None) -> tuple[int | None, int | None]:
+    """A wait status as (exit code, signal); neither when the child was not reaped."""
+    if status is None:
+        return None, None
     if os.WIFSIGNALED(status):
-        return None, os.WTERMSIG(status), False
-    return os.WEXITSTATUS(status), None, False
+        return None, os.WTERMSIG(status)
+    return os.WEXITSTATUS(status), None
 
 
 def process_tree() -> dict[int, tuple[int, bool]]:
@@ -1127,8 +1134,7 @@ def serve_one(
     left = leftovers(out)
     changed = own_state() != state
     oom = None if ooms is None else (oom_kills() or 0) - ooms
-    code = os.WEXITSTATUS(status) if status is not None and os.WIFEXITED(status) else None
-    sig = os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else None
+    code, sig = exit_of(status)
     clean = code == 0 and not timed_out and not oom and not left and not changed
     ended: SubmissionEnd = {
         "exit_code": code,
