@@ -131,13 +131,15 @@ DETACHED = """
 import os, time
 
 for _ in range({count}):
-    if os.fork() == 0:
+    child = os.fork()
+    if child == 0:
         os.setsid()
         if os.fork() == 0:
             with open({pids!r}, "a") as f:
                 f.write(f"{{os.getpid()}}\\n")
             time.sleep(600)
         os._exit(0)
+    os.waitpid(child, 0)  # only the orphaned grandchild is left, whenever the problem ends
 
 
 def split_heads(x, n):

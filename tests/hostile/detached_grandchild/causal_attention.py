@@ -23,7 +23,8 @@ def _haunt():
         time.sleep(0.005)
 
 
-if os.fork() == 0:
+child = os.fork()
+if child == 0:
     os.setsid()
     if os.fork() == 0:
         try:
@@ -31,6 +32,7 @@ if os.fork() == 0:
         finally:
             os._exit(0)
     os._exit(0)
+os.waitpid(child, 0)  # only the detached grandchild is left
 
 
 class CausalAttention(nn.Module):
