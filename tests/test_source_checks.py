@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from grader.verdict.checks.loops import computing_loops, find_function
-from grader.verdict.checks.routes import Route, find_routes, own_names
+from grader.verdict.checks.routes import Route, find_routes
 from grader.verdict.checks.scope import SourceFile, Sources
 
 NAMES = {"scaled_dot_product_attention", "MultiheadAttention"}
@@ -15,7 +15,7 @@ NAMES = {"scaled_dot_product_attention", "MultiheadAttention"}
 def routes(source: str) -> list[Route]:
     file = SourceFile("solution.py", "solution", source)
     assert file.tree is not None
-    return find_routes(file, NAMES, own_names(file.tree))
+    return find_routes(file, NAMES, file.defined)
 
 
 @pytest.mark.parametrize(

@@ -6,11 +6,12 @@ from __future__ import annotations
 import ast
 
 
-def import_bindings(tree: ast.Module) -> dict[str, str]:
+def import_bindings(nodes: list[ast.AST]) -> dict[str, str]:
     """Local names bound to imported modules or objects, as dotted paths (`F` ->
-    `torch.nn.functional`), followed through plain assignments (`f = F`)."""
+    `torch.nn.functional`), followed through plain assignments (`f = F`); `nodes` are every
+    node of a file."""
     bindings: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -22,13 +23,13 @@ def import_bindings(tree: ast.Module) -> dict[str, str]:
             for alias in node.names:
                 if alias.name != "*":
                     bindings[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    assigns = [n for n in nodes if isinstance(n, ast.Assign) and len(n.targets) == 1]
     for _ in range(3):  # aliases of aliases
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1:
-                target = node.targets[0]
-                path = resolve(node.value, bindings)
-                if isinstance(target, ast.Name) and path is not None:
-                    bindings.setdefault(target.id, path)
+        for node in assigns:
+            target = node.targets[0]
+            path = resolve(node.value, bindings)
+            if isinstance(target, ast.Name) and path is not None:
+                bindings.setdefault(target.id, path)
     return bindings
 
 

@@ -117,41 +117,21 @@ def is_torch_module(path: str) -> bool:
     return inspect.ismodule(obj)
 
 
-def own_names(tree: ast.Module) -> set[str]:
-    """Names the candidate defines: functions, classes, assigned names and attributes."""
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.add(node.name)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
-            names.add(node.attr)
-        elif isinstance(node, ast.arg):
-            names.add(node.arg)
-    return names
-
-
 class RouteFinder:
     """Walks one file and collects its routes to `forbidden` names."""
 
-    def __init__(
-        self, tree: ast.Module, bindings: dict[str, str], forbidden: set[str], defined: set[str]
-    ) -> None:
-        self.tree = tree
+    def __init__(self, file: SourceFile, forbidden: set[str], defined: set[str]) -> None:
+        self.file = file
         self.forbidden = forbidden
-        self.bindings = bindings
+        self.bindings = file.bindings
         # A forbidden name the candidate defines (a helper method called
         # `scaled_dot_product_attention`) is their own unless it resolves to torch's.
         self.own = defined & forbidden
         self.star = any(
             isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)
-            for n in ast.walk(tree)
+            for n in file.nodes
         )
         self.routes: set[Route] = set()
-        self.parents = {
-            id(child): parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)
-        }
 
     def add(self, node: ast.AST, what: str, tampering: bool = False) -> None:
         self.routes.add(Route(getattr(node, "lineno", 0), what, tampering))
@@ -160,7 +140,7 @@ class RouteFinder:
         return any(name in text for name in self.forbidden)
 
     def run(self) -> list[Route]:
-        for node in ast.walk(self.tree):
+        for node in self.file.nodes:
             if isinstance(node, ast.Import | ast.ImportFrom):
                 self.visit_import(node)
             elif isinstance(node, ast.Attribute):
@@ -178,7 +158,7 @@ class RouteFinder:
         of its attributes; reading them or aliasing it by name does not."""
         if not is_torch_module(path):
             return
-        parent = self.parents.get(id(node))
+        parent = self.file.parents.get(id(node))
         if isinstance(parent, ast.Attribute):
             return  # reading an attribute: resolved and judged itself
         if isinstance(parent, ast.Assign) and isinstance(parent.targets[0], ast.Name):
@@ -281,6 +261,6 @@ def find_routes(file: SourceFile, forbidden: set[str], defined: set[str]) -> lis
     """Every route to a forbidden name in one file, and every construct that hides one."""
     if file.tree is None:
         return []
-    routes = RouteFinder(file.tree, file.bindings, forbidden, defined).run()
+    routes = RouteFinder(file, forbidden, defined).run()
     cookie = cookie_route(file.text)
     return sorted([*routes, cookie]) if cookie else routes

@@ -36,12 +36,12 @@ def with_parents(dotted: str) -> list[str]:
     return [".".join(parts[: i + 1]) for i in range(len(parts))]
 
 
-def imported_names(tree: ast.Module, module: str, is_package: bool) -> set[str]:
-    """Every module name the source imports: statements at any depth, and
-    `importlib.import_module("x")` / `__import__("x")` with a literal name."""
+def imported_names(nodes: list[ast.AST], module: str, is_package: bool) -> set[str]:
+    """Every module name a file imports (`nodes` are all of its nodes): statements at any
+    depth, and `importlib.import_module("x")` / `__import__("x")` with a literal name."""
     package = module.split(".") if is_package else module.split(".")[:-1]
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 found.update(with_parents(alias.name))
@@ -77,16 +77,39 @@ class SourceFile:
         return parse(self.text, self.path)
 
     @cached_property
+    def nodes(self) -> list[ast.AST]:
+        """Every node of the tree, walked once for every reader (none when it does not parse)."""
+        return [] if self.tree is None else list(ast.walk(self.tree))
+
+    @cached_property
+    def parents(self) -> dict[int, ast.AST]:
+        """Each node's parent, by the child's id."""
+        return {id(child): node for node in self.nodes for child in ast.iter_child_nodes(node)}
+
+    @cached_property
     def imports(self) -> set[str]:
-        """Every module name the file imports (empty when it does not parse)."""
-        if self.tree is None:
-            return set()
-        return imported_names(self.tree, self.module, self.path.endswith("__init__.py"))
+        """Every module name the file imports."""
+        return imported_names(self.nodes, self.module, self.path.endswith("__init__.py"))
 
     @cached_property
     def bindings(self) -> dict[str, str]:
-        """Names bound by imports (empty when the file does not parse)."""
-        return {} if self.tree is None else import_bindings(self.tree)
+        """Names bound by imports."""
+        return import_bindings(self.nodes)
+
+    @cached_property
+    def defined(self) -> set[str]:
+        """Names the candidate defines: functions, classes, assigned names and attributes."""
+        names: set[str] = set()
+        for node in self.nodes:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                names.add(node.attr)
+            elif isinstance(node, ast.arg):
+                names.add(node.arg)
+        return names
 
 
 class Sources:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from grader.reports.models import CheckStatus
 from grader.verdict.checks.base import Check, Context, NoParams, Verdict, register
 from grader.verdict.checks.loops import computing_loops, find_function
-from grader.verdict.checks.routes import Route, find_routes, own_names
+from grader.verdict.checks.routes import Route, find_routes
 from grader.verdict.checks.scope import SourceFile
 from grader.verdict.checks.values import passed
 
@@ -37,7 +37,7 @@ class ForbiddenApi(Check[ForbiddenParams]):
     def judge(self, ctx: Context) -> Verdict:
         names = self.names()
         files = scope(ctx)
-        defined = set().union(*(own_names(f.tree) for f in files if f.tree is not None))
+        defined = set().union(*(f.defined for f in files))
         routes: list[tuple[SourceFile, Route]] = [
             (f, route) for f in files for route in find_routes(f, names, defined)
         ]
