@@ -52,6 +52,7 @@ MIB = 1 << 20
 SANDBOX_UID = 10001
 STARTUP_GRACE_SECONDS = 5.0
 """Added to `Limits.wall_seconds` for creating and starting the container."""
+START_ATTEMPTS = 3
 SHM_MB = 8
 MAX_MEMBERS = 4096
 """Most files accepted from one worker's output."""
@@ -108,17 +109,26 @@ def hardened_options(lim: Limits, name: str) -> dict[str, Any]:
 def start_container(
     image: str, command: Sequence[str], options: dict[str, Any]
 ) -> tuple[Container, Streams]:
-    """Create a container, attach to its streams, then start it (`DockerError` if it cannot)."""
-    with engine_errors("container did not start"):
-        container = client().containers.create(image, list(command), **options)
-    streams = Streams(container)
-    try:
+    """Create a container, attach to its streams, then start it (`DockerError` if it cannot).
+    A start the engine fails (a runtime hook killed on a loaded machine) is tried again with a
+    new container: nothing has run in it yet."""
+    attempt = 1
+    while True:
         with engine_errors("container did not start"):
-            container.start()
-    except DockerError:
-        streams.close()
-        raise
-    return container, streams
+            container = client().containers.create(image, list(command), **options)
+        streams = Streams(container)
+        try:
+            with engine_errors("container did not start"):
+                container.start()
+        except DockerError:
+            streams.close()
+            if attempt == START_ATTEMPTS:
+                raise
+            remove_containers([str(container.id)])
+            time.sleep(0.5 * attempt)
+            attempt += 1
+        else:
+            return container, streams
 
 
 def make_readable(root: Path) -> None:
