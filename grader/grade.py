@@ -143,7 +143,7 @@ class Grader:
             job=encode_job(self.parts[i] for i in ids),
             out_dir=scratch / "out",
             limits=batch_limits([p.spec.limits for p in attempted], self.overrides),
-            outputs=result_names({i: self.prepared[i].plan.probes for i in ids}),
+            outputs=result_names(ids),
             stop=self.stop,
         )
         return self.backend.run(job)

@@ -15,6 +15,7 @@ from typing import Union, get_args, get_origin, get_type_hints
 import pytest
 import torch
 from pydantic import ValidationError
+from safetensors.torch import save
 
 from grader.sandbox import results, worker
 from grader.sandbox.protocol import (
@@ -77,19 +78,12 @@ def test_a_short_job_stream_is_refused() -> None:
 
 
 def test_result_names_are_the_protocols_only() -> None:
-    names = result_names({"split_heads": ["p0"]})
-    assert names == {
-        "worker.json",
-        *(
-            f"split_heads/{n}"
-            for n in ("started", "stdout.txt", "stderr.txt", "import.json", "exit.json")
-        ),
-        "split_heads/p0.json",
-        "split_heads/p0.safetensors",
-    }
-    for unsafe in ({"..": ["p0"]}, {"a/b": ["p0"]}, {"a": ["../p0"]}):
+    names = result_names(["split_heads"])
+    files = ("started", "stdout.txt", "stderr.txt", "import.json", "results.bin", "exit.json")
+    assert names == {"worker.json", *(f"split_heads/{n}" for n in files)}
+    for unsafe in ("..", "a/b", ""):
         with pytest.raises(ValueError, match="unsafe result name"):
-            result_names(unsafe)
+            result_names([unsafe])
 
 
 def test_a_job_of_another_version_is_refused() -> None:
@@ -180,3 +174,22 @@ def test_an_end_frame_is_read_strictly() -> None:
     for bad in ({**ended, "extra": 1}, {**ended, "retire": "later"}, {"exit_code": 0}):
         with pytest.raises(ValidationError):
             read_end(json.dumps(bad).encode())
+
+
+def test_a_record_holds_the_tensors_as_safetensors_saves_them(tmp_path: Path) -> None:
+    """The worker reads tensors in place; the bytes are the library's own, every dtype."""
+    tensors = {
+        "empty": torch.empty(0, 3),
+        "scalar": torch.tensor(3.5, dtype=torch.float64),
+        "mask": torch.tensor([True, False]),
+        "half": torch.randn(2, 3).bfloat16(),
+        "fp8": torch.randn(3).to(torch.float8_e4m3fn),
+        "index": torch.arange(4),
+    }
+    assert worker.encode_tensors(tensors) == save(tensors)
+    data: worker.ProbeData = {"id": "p0", "error": None, "inspect": None, "load": None, "calls": []}
+    for probe in ("p0", "p1"):
+        worker.append_record(tmp_path / "results.bin", {**data, "id": probe}, tensors)
+    body, blob = next(results.records((tmp_path / "results.bin").read_bytes()))
+    assert json.loads(body) == data and blob == save(tensors)
+    assert len(list(results.records((tmp_path / "results.bin").read_bytes()))) == 2

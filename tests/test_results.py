@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import struct
 from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
+from safetensors.torch import save
 
 from grader.sandbox import results, untrusted
 from grader.sandbox.results import read_problem
-from grader.sandbox.worker import Call, Probe
+from grader.sandbox.worker import RESULTS_FILE, Call, Probe
 
 
 def asked(probe_id: str = "p0", calls: int = 0, **extra: Any) -> Probe:
@@ -29,35 +32,55 @@ def probe_json(probe_id: str = "p0", **extra: object) -> str:
     return json.dumps(data)
 
 
+EMPTY = save({})
+
+
+def record(body: str | bytes, tensors: bytes = EMPTY) -> bytes:
+    """One record of a results file, as the worker appends it."""
+    raw = body.encode() if isinstance(body, str) else body
+    return b"".join((struct.pack("<Q", len(raw)), raw, struct.pack("<Q", len(tensors)), tensors))
+
+
+def write_results(root: Path, *records: bytes) -> None:
+    (root / "prob").mkdir()
+    (root / "prob" / RESULTS_FILE).write_bytes(b"".join(records))
+
+
 def test_well_formed_probe_is_read(tmp_path: Path) -> None:
-    (tmp_path / "prob").mkdir()
-    (tmp_path / "prob" / "p0.json").write_text(probe_json())
+    write_results(tmp_path, record(probe_json(), save({"t": torch.ones(2)})))
     run = read_problem(tmp_path, "prob", {"p0": ASKED["p0"]})
     assert list(run.probes) == ["p0"] and not run.invalid
+    assert run.probes["p0"].tensors["t"].tolist() == [1.0, 1.0]
 
 
 def test_extra_field_is_rejected(tmp_path: Path) -> None:
-    (tmp_path / "prob").mkdir()
-    (tmp_path / "prob" / "p0.json").write_text(probe_json(verdict="passed"))
+    write_results(tmp_path, record(probe_json(verdict="passed")))
     run = read_problem(tmp_path, "prob", {"p0": ASKED["p0"]})
     assert not run.probes and "verdict" in run.invalid[0]
 
 
-def test_probe_claiming_another_id_is_rejected(tmp_path: Path) -> None:
-    (tmp_path / "prob").mkdir()
-    (tmp_path / "prob" / "p0.json").write_text(probe_json("p1"))
+def test_a_probe_not_asked_for_or_answered_twice_is_rejected(tmp_path: Path) -> None:
+    write_results(tmp_path, *(record(probe_json(i)) for i in ("p1", "p0", "p0")))
     run = read_problem(tmp_path, "prob", {"p0": ASKED["p0"]})
-    assert not run.probes and "holds probe" in run.invalid[0]
+    assert list(run.probes) == ["p0"]
+    assert "holds probe 'p1', not asked for" in run.invalid[0]
+    assert run.invalid[1] == f"{RESULTS_FILE} record 3: a second record of p0"
 
 
-def test_oversized_and_garbage_files_are_rejected(tmp_path: Path, monkeypatch: object) -> None:
-    (tmp_path / "prob").mkdir()
-    (tmp_path / "prob" / "p0.json").write_text(" " * (untrusted.MAX_JSON_BYTES + 1))
-    (tmp_path / "prob" / "p1.json").write_text(probe_json("p1"))
-    (tmp_path / "prob" / "p1.safetensors").write_bytes(b"\x00pickle\x80\x04")
+def test_oversized_and_garbage_records_are_rejected(tmp_path: Path) -> None:
+    oversized = record(" " * (untrusted.MAX_JSON_BYTES + 1))
+    write_results(tmp_path, oversized, record(probe_json("p1"), b"\x00pickle\x80\x04"))
     run = read_problem(tmp_path, "prob", ASKED)
     assert not run.probes
     assert len(run.invalid) == 2
+
+
+def test_a_record_cut_short_is_the_files_end(tmp_path: Path) -> None:
+    """The child killed while appending a record: the records before it are read."""
+    whole = record(probe_json("p1"))
+    write_results(tmp_path, record(probe_json("p0")), whole[: len(whole) - 3])
+    run = read_problem(tmp_path, "prob", ASKED)
+    assert list(run.probes) == ["p0"] and not run.invalid
 
 
 def test_logs_are_capped(tmp_path: Path) -> None:
@@ -69,18 +92,18 @@ def test_logs_are_capped(tmp_path: Path) -> None:
 
 
 def test_json_nested_too_deep_is_malformed(tmp_path: Path) -> None:
-    (tmp_path / "prob").mkdir()
-    (tmp_path / "prob" / "p0.json").write_text("[" * 100_000 + "]" * 100_000)
+    write_results(tmp_path, record("[" * 100_000 + "]" * 100_000))
     run = read_problem(tmp_path, "prob", {"p0": ASKED["p0"]})
-    assert not run.probes and "p0.json" in run.invalid[0]
+    assert not run.probes and run.invalid == [f"{RESULTS_FILE} record 1: JSON nested too deeply"]
 
 
 def test_outputs_must_match_what_was_returned(tmp_path: Path) -> None:
     call = {"outputs": [], "grads": {}, "trace": [], "seconds": 0.0}
-    (tmp_path / "prob").mkdir()
+    answers = []
     for probe_id, (container, length) in {"p0": (None, 1), "p1": ("tuple", 20)}.items():
         returned = {**call, "container": container, "length": length}
-        (tmp_path / "prob" / f"{probe_id}.json").write_text(probe_json(probe_id, calls=[returned]))
+        answers.append(record(probe_json(probe_id, calls=[returned])))
+    write_results(tmp_path, *answers)
     one_call = {probe_id: asked(probe_id, calls=1) for probe_id in ("p0", "p1")}
     run = read_problem(tmp_path, "prob", one_call)
     assert not run.probes and len(run.invalid) == 2
@@ -104,15 +127,13 @@ ERROR = {"stage": "call", "call": 1, "type": "ValueError", "message": "", "frame
 def test_results_that_do_not_answer_the_probe_are_rejected(
     tmp_path: Path, probe: Probe, answer: dict[str, Any], message: str
 ) -> None:
-    (tmp_path / "prob").mkdir()
-    (tmp_path / "prob" / "p0.json").write_text(probe_json(**answer))
+    write_results(tmp_path, record(probe_json(**answer)))
     run = read_problem(tmp_path, "prob", {"p0": probe})
     assert not run.probes and message in run.invalid[0]
 
 
 def test_an_error_after_the_calls_that_finished_is_read(tmp_path: Path) -> None:
-    (tmp_path / "prob").mkdir()
-    (tmp_path / "prob" / "p0.json").write_text(probe_json(calls=[CALL], error=ERROR))
+    write_results(tmp_path, record(probe_json(calls=[CALL], error=ERROR)))
     run = read_problem(tmp_path, "prob", {"p0": asked(calls=2)})
     assert list(run.probes) == ["p0"] and not run.invalid
 
@@ -120,11 +141,9 @@ def test_an_error_after_the_calls_that_finished_is_read(tmp_path: Path) -> None:
 def test_a_problems_results_have_a_byte_budget(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    (tmp_path / "prob").mkdir()
-    for probe_id in ASKED:
-        (tmp_path / "prob" / f"{probe_id}.json").write_text(probe_json(probe_id))
-    budget = len(probe_json("p0")) + 1
+    write_results(tmp_path, *(record(probe_json(probe_id)) for probe_id in ASKED))
+    budget = len(record(probe_json("p0"))) + 1
     monkeypatch.setattr(results, "MAX_PROBLEM_BYTES", budget)
     run = read_problem(tmp_path, "prob", ASKED)
     assert list(run.probes) == ["p0"]
-    assert run.invalid == [f"results over {budget} bytes, from p1 on"]
+    assert run.invalid == [f"results over {budget} bytes"]

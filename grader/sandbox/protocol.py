@@ -33,6 +33,7 @@ from safetensors.torch import save
 
 from grader.sandbox.worker import (
     PROTOCOL_VERSION,
+    RESULTS_FILE,
     IndexEntry,
     JobIndex,
     ProblemJob,
@@ -41,7 +42,7 @@ from grader.sandbox.worker import (
 )
 from grader.strict import Strict
 
-PROBLEM_FILES = ("started", "stdout.txt", "stderr.txt", "import.json", "exit.json")
+PROBLEM_FILES = ("started", "stdout.txt", "stderr.txt", "import.json", RESULTS_FILE, "exit.json")
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 
 
@@ -108,13 +109,11 @@ def read_end(payload: bytes) -> SubmissionEnd:
     return SubmissionEnd.model_validate_json(payload)
 
 
-def result_names(probes: Mapping[str, Iterable[str]]) -> frozenset[str]:
-    """Every file the worker may send for these problems (problem id -> its probe ids)."""
+def result_names(problems: Iterable[str]) -> frozenset[str]:
+    """Every file the worker may send for these problems."""
     names = {"worker.json"}
-    for problem, ids in probes.items():
-        files = [*PROBLEM_FILES, *(f"{i}.{ext}" for i in ids for ext in ("json", "safetensors"))]
-        for name in (problem, *files):
-            if not _SAFE_NAME.match(name):
-                raise ValueError(f"unsafe result name {name!r}")
-        names.update(f"{problem}/{name}" for name in files)
+    for problem in problems:
+        if not _SAFE_NAME.match(problem):
+            raise ValueError(f"unsafe result name {problem!r}")
+        names.update(f"{problem}/{name}" for name in PROBLEM_FILES)
     return frozenset(names)

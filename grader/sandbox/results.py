@@ -6,24 +6,24 @@ protocol is defined), field for field; `tests/test_protocol.py` holds them toget
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
 import torch
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
-from grader.sandbox.capped import read_log
+from grader.sandbox.capped import read_file_capped, read_log
 from grader.sandbox.owntext import own, own_type
-from grader.sandbox.untrusted import InvalidOutput, read_json, read_tensors
-from grader.sandbox.worker import Probe
+from grader.sandbox.untrusted import MAX_JSON_BYTES, InvalidOutput, tensors_from, validated
+from grader.sandbox.worker import RECORD_LENGTH, RESULTS_FILE, AttrValue, Probe
 from grader.strict import Strict
 
 MAX_LOG_CHARS = 4_000
 MAX_OUTPUTS = 16
 MAX_PROBLEM_BYTES = 32_000_000
-"""JSON and tensor bytes read for one problem, all probes together."""
+"""Bytes of a problem's results file read, all probes together."""
 
 
 class Frame(Strict):
@@ -124,7 +124,7 @@ class InspectInfo(Strict):
     modules: list[ModuleInfo] = Field(max_length=10_000)
     tensor_attrs: list[str] = Field(max_length=10_000)
     dropouts: dict[str, float]
-    attrs: dict[str, Any]
+    attrs: dict[str, AttrValue]
 
 
 class Mismatch(Strict):
@@ -222,10 +222,42 @@ M = TypeVar("M", bound=Strict)
 
 
 def read_model(path: Path, model: type[M]) -> M:
-    try:
-        return model.model_validate(read_json(path))
-    except ValidationError as exc:
-        raise InvalidOutput(f"{path.name}: {str(exc)[:300]}") from exc
+    """A model from a JSON file of at most `MAX_JSON_BYTES`."""
+    raw, more = read_file_capped(path, MAX_JSON_BYTES)
+    if more:
+        raise InvalidOutput(f"{path.name}: over the limit of {MAX_JSON_BYTES} bytes")
+    return validated(model, raw, path.name)
+
+
+def records(data: bytes) -> Iterator[tuple[bytes, bytes]]:
+    """The complete records of a results file: (JSON, safetensors) pairs, each after its u64
+    length. A record cut short ends the file (its child was killed while writing it)."""
+    at, size = 0, RECORD_LENGTH.size
+    while at + size <= len(data):
+        (length,) = RECORD_LENGTH.unpack_from(data, at)
+        body_end = at + size + length
+        if body_end + size > len(data):
+            return
+        (length,) = RECORD_LENGTH.unpack_from(data, body_end)
+        end = body_end + size + length
+        if end > len(data):
+            return
+        yield data[at + size : body_end], data[body_end + size : end]
+        at = end
+
+
+def read_probe(body: bytes, blob: bytes, probes: Mapping[str, Probe], what: str) -> ProbeResult:
+    """One record: the probe data must answer a probe asked for, its tensors must decode."""
+    if len(body) > MAX_JSON_BYTES:
+        raise InvalidOutput(f"{what}: over the limit of {MAX_JSON_BYTES} bytes")
+    data = validated(ProbeData, body, what)
+    probe = probes.get(data.id)
+    if probe is None:
+        raise InvalidOutput(f"{what}: holds probe {data.id[:40]!r}, not asked for")
+    mismatch = nonconformity(data, probe)
+    if mismatch is not None:
+        raise InvalidOutput(f"{what} ({data.id}): {mismatch}")
+    return ProbeResult(data, tensors_from(blob, f"{what} ({data.id})"))
 
 
 def problem_log(path: Path) -> str:
@@ -241,8 +273,6 @@ def read_worker_report(out_dir: Path) -> WorkerReport | None:
 
 def nonconformity(data: ProbeData, probe: Probe) -> str | None:
     """How a probe's result fails to answer the request (calls, inspection, weights), or None."""
-    if data.id != probe["id"]:
-        return f"holds probe {data.id!r}"
     asked = len(probe["calls"])
     if data.error is not None:
         if data.error.call != len(data.calls) or len(data.calls) > asked:
@@ -278,22 +308,19 @@ def read_problem(out_dir: Path, problem: str, probes: Mapping[str, Probe]) -> Pr
             run.import_error = read_model(status_path, ImportStatus).import_error
         except InvalidOutput as exc:
             run.invalid.append(str(exc))
-    budget = MAX_PROBLEM_BYTES
-    for probe_id, probe in probes.items():
-        path, tensors = folder / f"{probe_id}.json", folder / f"{probe_id}.safetensors"
-        if not path.is_file():
-            continue
-        budget -= path.stat().st_size + (tensors.stat().st_size if tensors.is_file() else 0)
-        if budget < 0:
-            run.invalid.append(f"results over {MAX_PROBLEM_BYTES} bytes, from {probe_id} on")
-            break
+    path = folder / RESULTS_FILE
+    if not path.is_file():
+        return run
+    data, more = read_file_capped(path, MAX_PROBLEM_BYTES)
+    for index, (body, blob) in enumerate(records(data)):
         try:
-            data = read_model(path, ProbeData)
-            mismatch = nonconformity(data, probe)
-            if mismatch is not None:
-                raise InvalidOutput(f"{path.name}: {mismatch}")
-            loaded = read_tensors(tensors) if tensors.is_file() else {}
-            run.probes[probe_id] = ProbeResult(data, loaded)
+            what = f"{RESULTS_FILE} record {index + 1}"
+            probe = read_probe(body, blob, probes, what)
+            if probe.data.id in run.probes:
+                raise InvalidOutput(f"{what}: a second record of {probe.data.id}")
+            run.probes[probe.data.id] = probe
         except InvalidOutput as exc:
             run.invalid.append(str(exc))
+    if more:
+        run.invalid.append(f"results over {MAX_PROBLEM_BYTES} bytes")
     return run

@@ -1,17 +1,15 @@
-"""Decoding files a candidate's process wrote: JSON and safetensors, each with its caps checked
+"""Decoding bytes a candidate's process wrote: JSON and safetensors, each with its caps checked
 before anything is built from it, and every failure an `InvalidOutput`, never a crash."""
 
 from __future__ import annotations
 
 import json
 import struct
-from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
+from pydantic import BaseModel, ValidationError
 from safetensors.torch import load
-
-from grader.sandbox.capped import read_capped, read_file_capped
 
 MAX_JSON_BYTES = 2_000_000
 MAX_JSON_DEPTH = 32
@@ -19,6 +17,7 @@ MAX_TENSOR_FILE_BYTES = 16_000_000
 MAX_HEADER_BYTES = 256 << 10
 MAX_TENSORS = 512
 MAX_DIMS = 16
+M = TypeVar("M", bound=BaseModel)
 
 
 class InvalidOutput(Exception):
@@ -52,37 +51,32 @@ def depth(value: Any) -> int:
     return deepest
 
 
-def read_json(path: Path) -> Any:
-    """A JSON file of at most `MAX_JSON_BYTES`."""
-    raw, more = read_file_capped(path, MAX_JSON_BYTES)
-    if more:
-        raise InvalidOutput(f"{path.name}: over the limit of {MAX_JSON_BYTES} bytes")
-    return parse_json(raw, path.name)
+def validated(model: type[M], raw: bytes, what: str) -> M:
+    """A model read from JSON bytes: pydantic's parser caps the nesting, its schema the rest."""
+    try:
+        return model.model_validate_json(raw)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        if error["type"] == "json_invalid" and "recursion limit" in error["msg"]:
+            raise InvalidOutput(f"{what}: JSON nested too deeply") from exc
+        raise InvalidOutput(f"{what}: {str(exc)[:300]}") from exc
 
 
-def read_tensors(path: Path) -> dict[str, torch.Tensor]:
-    """A safetensors file, its header checked (size, entry count, dimensions) before the rest
-    of the file is read."""
-    size = path.stat().st_size
-    if size > MAX_TENSOR_FILE_BYTES:
-        raise InvalidOutput(f"{path.name}: {size} bytes is over the limit")
-    with path.open("rb") as handle:
-        prefix = handle.read(8)
-        if len(prefix) < 8:
-            raise InvalidOutput(f"{path.name}: not a safetensors file")
-        (length,) = struct.unpack("<Q", prefix)
-        if length > min(MAX_HEADER_BYTES, size - 8):
-            raise InvalidOutput(f"{path.name}: a header of {length} bytes")
-        raw = handle.read(length)
-        check_header(parse_json(raw, path.name), path.name)
-        rest, more = read_capped(handle, MAX_TENSOR_FILE_BYTES - len(prefix) - length)
-        if more:  # it grew since its size was read
-            raise InvalidOutput(f"{path.name}: over the limit of {MAX_TENSOR_FILE_BYTES} bytes")
-        data = prefix + raw + rest
+def tensors_from(data: bytes, what: str) -> dict[str, torch.Tensor]:
+    """Tensors from safetensors bytes, the header checked (size, entry count, dimensions)
+    before anything is built from them."""
+    if len(data) > MAX_TENSOR_FILE_BYTES:
+        raise InvalidOutput(f"{what}: {len(data)} bytes of tensors is over the limit")
+    if len(data) < 8:
+        raise InvalidOutput(f"{what}: not a safetensors file")
+    (length,) = struct.unpack_from("<Q", data)
+    if length > min(MAX_HEADER_BYTES, len(data) - 8):
+        raise InvalidOutput(f"{what}: a header of {length} bytes")
+    check_header(parse_json(data[8 : 8 + length], what), what)
     try:
         return load(data)
     except Exception as exc:  # any failure to decode candidate bytes is theirs
-        raise InvalidOutput(f"{path.name}: {str(exc)[:300]}") from exc
+        raise InvalidOutput(f"{what}: {str(exc)[:300]}") from exc
 
 
 def check_header(header: Any, name: str) -> None:

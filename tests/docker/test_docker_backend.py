@@ -475,7 +475,7 @@ def real_worker_job(root: Path, entry_source: str, limits: Limits) -> WorkerJob:
     (sub_dir / "p.py").write_text(entry_source)
     problem: ProblemJob = {"entry": "p.py", "probes": [], "traces": []}
     job = encode_job([problem_part("p", 3, problem, {"unused": torch.zeros(1)})])
-    return WorkerJob(sub_dir, job, root / "out", limits, result_names({"p": []}))
+    return WorkerJob(sub_dir, job, root / "out", limits, result_names(["p"]))
 
 
 def test_real_worker_reports_a_hung_problem(sandbox_image: str, tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
-"""On its first call, writes the first probe's result itself: a 62 MB safetensors file whose
-header declares 1.1 million empty tensors, then leaves before the worker can overwrite it."""
+"""On its first call, appends the first probe's record itself: its data, then a 62 MB
+safetensors blob whose header declares 1.1 million empty tensors; then it leaves."""
 import json
 import os
 import struct
@@ -12,12 +12,12 @@ def _bomb():
     entry = '"%x":{"dtype":"U8","shape":[0],"data_offsets":[0,0]}'
     header = ("{" + ",".join(entry % i for i in range(COUNT)) + "}").encode()
     header += b" " * (-len(header) % 8)
-    with open(os.path.join(folder, "p0.safetensors"), "wb") as f:
-        f.write(struct.pack("<Q", len(header)) + header)
+    blob = struct.pack("<Q", len(header)) + header
     error = {"stage": "call", "call": 0, "type": "ValueError", "message": "", "frames": []}
     probe = {"id": "p0", "error": error, "inspect": None, "load": None, "calls": []}
-    with open(os.path.join(folder, "p0.json"), "w") as f:
-        json.dump(probe, f)
+    body = json.dumps(probe).encode()
+    with open(os.path.join(folder, "results.bin"), "ab") as f:
+        f.write(struct.pack("<Q", len(body)) + body + struct.pack("<Q", len(blob)) + blob)
     os._exit(0)
 
 
