@@ -39,7 +39,7 @@ from grader.sandbox.backends.streams import Streams
 from grader.sandbox.engine import DockerError, remove_containers
 from grader.sandbox.protocol import encode_submission, read_end
 
-SERVE_COUNT = 50
+SERVE_COUNT = 200
 """Submissions one container grades before it is replaced."""
 READY_SECONDS = 120.0
 """Time allowed for a new container to start and import torch."""
