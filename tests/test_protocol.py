@@ -6,6 +6,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -193,3 +195,29 @@ def test_a_record_holds_the_tensors_as_safetensors_saves_them(tmp_path: Path) ->
     body, blob = next(results.records((tmp_path / "results.bin").read_bytes()))
     assert json.loads(body) == data and blob == save(tensors)
     assert len(list(results.records((tmp_path / "results.bin").read_bytes()))) == 2
+
+
+def huge_pages_available() -> bool:
+    release = tuple(int(part) for part in os.uname().release.split(".")[:2])
+    thp = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+    return release >= (6, 1) and thp.exists() and "[never]" not in thp.read_text()
+
+
+@pytest.mark.skipif(not huge_pages_available(), reason="no MADV_COLLAPSE on this kernel")
+def test_the_warm_heap_is_backed_by_huge_pages() -> None:
+    """After the warm-up, torch's and Python's heap are mostly in 2 MiB pages (a fork then
+    copies a page table entry per 2 MiB), and a forked child still runs torch."""
+    code = (
+        "import os, torch\n"
+        "from grader.sandbox import worker\n"
+        "collapsed = worker.collapse_heap()\n"
+        "huge = sum(int(line.split()[1]) for line in open('/proc/self/smaps')"
+        " if line.startswith('AnonHugePages:')) << 10\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    os._exit(0 if torch.ones(3).sum().item() == 3 else 1)\n"
+        "print(collapsed, huge, os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    collapsed, huge, child = (int(value) for value in done.stdout.split())
+    assert collapsed >= 64 << 20 and huge >= collapsed // 2 and child == 0
