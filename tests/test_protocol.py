@@ -192,7 +192,7 @@ def test_a_record_holds_the_tensors_as_safetensors_saves_them(tmp_path: Path) ->
     data: worker.ProbeData = {"id": "p0", "error": None, "inspect": None, "load": None, "calls": []}
     for probe in ("p0", "p1"):
         worker.append_record(tmp_path / "results.bin", {**data, "id": probe}, tensors)
-    body, blob = next(results.records((tmp_path / "results.bin").read_bytes()))
+    body, blob, _ = next(results.records((tmp_path / "results.bin").read_bytes()))
     assert json.loads(body) == data and blob == save(tensors)
     assert len(list(results.records((tmp_path / "results.bin").read_bytes()))) == 2
 

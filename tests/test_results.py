@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import struct
+import time
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ import pytest
 import torch
 from safetensors.torch import save
 
-from grader.sandbox import results, untrusted
+from grader.sandbox import results
 from grader.sandbox.results import read_problem
 from grader.sandbox.worker import RESULTS_FILE, Call, Probe
 
@@ -60,19 +61,64 @@ def test_extra_field_is_rejected(tmp_path: Path) -> None:
 
 
 def test_a_probe_not_asked_for_or_answered_twice_is_rejected(tmp_path: Path) -> None:
-    write_results(tmp_path, *(record(probe_json(i)) for i in ("p1", "p0", "p0")))
-    run = read_problem(tmp_path, "prob", {"p0": ASKED["p0"]})
+    write_results(tmp_path, *(record(probe_json(i)) for i in ("p2", "p0", "p0")))
+    run = read_problem(tmp_path, "prob", {"p0": ASKED["p0"], "p1": ASKED["p1"], "p3": asked("p3")})
     assert list(run.probes) == ["p0"]
-    assert "holds probe 'p1', not asked for" in run.invalid[0]
+    assert "holds probe 'p2'" in run.invalid[0]
     assert run.invalid[1] == f"{RESULTS_FILE} record 3: a second record of p0"
 
 
-def test_oversized_and_garbage_records_are_rejected(tmp_path: Path) -> None:
-    oversized = record(" " * (untrusted.MAX_JSON_BYTES + 1))
-    write_results(tmp_path, oversized, record(probe_json("p1"), b"\x00pickle\x80\x04"))
+def test_records_past_the_probes_asked_are_not_read(tmp_path: Path) -> None:
+    """A hostile file of empty records: reading stops after one record per probe."""
+    write_results(tmp_path, record(probe_json("p0")), b"\0" * 16 * 400_000)
+    start = time.process_time()
+    run = read_problem(tmp_path, "prob", ASKED)
+    assert time.process_time() - start < 0.5
+    assert list(run.probes) == ["p0"] and len(run.invalid) == 2
+    assert run.invalid[1] == f"{RESULTS_FILE} record 3: over the limit of 2 records"
+
+
+def test_probe_data_has_a_budget_and_many_errors_are_counted(tmp_path: Path) -> None:
+    """Each of 40000 bad attributes makes errors of pydantic's: they are counted, not listed."""
+    inspect: dict[str, Any] = {"params": [], "buffers": [], "modules": []}
+    inspect.update(tensor_attrs=[], dropouts={})
+    attrs: dict[str, list[int]] = {str(i): [] for i in range(40_000)}
+    many_errors = record(probe_json(inspect={**inspect, "attrs": attrs}))
+    write_results(tmp_path, many_errors, record(" " * results.MAX_PROBLEM_JSON_BYTES))
+    start = time.process_time()
+    run = read_problem(tmp_path, "prob", ASKED)
+    assert time.process_time() - start < 1
+    assert run.invalid[0].startswith(f"{RESULTS_FILE} record 1: ")
+    assert run.invalid[0].endswith("0 validation errors for ProbeData")
+    assert run.invalid[1] == f"{RESULTS_FILE} record 2: over the limit of its probe data"
+
+
+@pytest.mark.parametrize(("dim", "read"), [(3, True), (10**2000, False)])
+def test_a_shape_is_bounded(tmp_path: Path, dim: int, read: bool) -> None:
+    """A 2000-digit dimension would be read by JSON and break later arithmetic."""
+    out = {"kind": "tensor", "key": None, "dtype": "float32", "device": "cpu"}
+    tensor = {**out, "shape": [dim], "contiguous": True, "requires_grad": False}
+    call = {**CALL, "outputs": [tensor], "length": 1, "container": None}
+    write_results(tmp_path, record(probe_json(calls=[call])))
+    run = read_problem(tmp_path, "prob", {"p0": asked(calls=1)})
+    assert bool(run.probes) is read and bool(run.invalid) is not read
+
+
+def test_garbage_tensors_are_rejected(tmp_path: Path) -> None:
+    write_results(tmp_path, record(probe_json("p1"), b"\x00pickle\x80\x04"))
+    run = read_problem(tmp_path, "prob", ASKED)
+    assert not run.probes and len(run.invalid) == 1
+
+
+def test_bytes_after_the_last_record_of_a_clean_exit_are_noted(tmp_path: Path) -> None:
+    """A child that exited 0 was not killed while writing: what follows is not a record."""
+    whole = record(probe_json("p0"))
+    write_results(tmp_path, b"\xff" * 8, whole)
+    exit_json = {"exit_code": 0, "signal": None, "timed_out": False, "seconds": 0.1}
+    (tmp_path / "prob" / "exit.json").write_text(json.dumps(exit_json))
     run = read_problem(tmp_path, "prob", ASKED)
     assert not run.probes
-    assert len(run.invalid) == 2
+    assert run.invalid == [f"{RESULTS_FILE}: {8 + len(whole)} bytes after its last whole record"]
 
 
 def test_a_record_cut_short_is_the_files_end(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Annotated, Literal, TypeVar
 
 import torch
 from pydantic import Field, model_validator
@@ -24,6 +24,10 @@ MAX_LOG_CHARS = 4_000
 MAX_OUTPUTS = 16
 MAX_PROBLEM_BYTES = 32_000_000
 """Bytes of a problem's results file read, all probes together."""
+MAX_PROBLEM_JSON_BYTES = 1_000_000
+"""Bytes of probe data (the records' JSON) read for one problem: 25 KB for the largest here."""
+Dim = Annotated[int, Field(ge=0, lt=1 << 62)]
+Shape = Annotated[list[Dim], Field(max_length=16)]
 
 
 class Frame(Strict):
@@ -52,7 +56,7 @@ class ErrorInfo(Strict):
 class TensorOut(Strict):
     kind: Literal["tensor"]
     key: str | None
-    shape: list[int] = Field(max_length=16)
+    shape: Shape
     dtype: str
     device: str
     contiguous: bool
@@ -78,7 +82,7 @@ class TraceEntry(Strict):
     dropout_p: float | None = None
     scale: float | None = None
     attn_mask: bool | None = None
-    query_shape: list[int] | None = Field(None, max_length=16)
+    query_shape: Shape | None = None
 
 
 class CallResult(Strict):
@@ -99,7 +103,7 @@ class CallResult(Strict):
 
 class ParamInfo(Strict):
     name: str
-    shape: list[int]
+    shape: Shape
     dtype: str
     requires_grad: bool
     storage: int
@@ -107,7 +111,7 @@ class ParamInfo(Strict):
 
 class BufferInfo(Strict):
     name: str
-    shape: list[int]
+    shape: Shape
     dtype: str
     persistent: bool
 
@@ -129,8 +133,8 @@ class InspectInfo(Strict):
 
 class Mismatch(Strict):
     name: str
-    expected: list[int]
-    got: list[int]
+    expected: Shape
+    got: Shape
 
 
 class LoadInfo(Strict):
@@ -229,9 +233,10 @@ def read_model(path: Path, model: type[M]) -> M:
     return validated(model, raw, path.name)
 
 
-def records(data: bytes) -> Iterator[tuple[bytes, bytes]]:
-    """The complete records of a results file: (JSON, safetensors) pairs, each after its u64
-    length. A record cut short ends the file (its child was killed while writing it)."""
+def records(data: bytes) -> Iterator[tuple[bytes, bytes, int]]:
+    """The complete records of a results file: (JSON, safetensors, where the record ends), the
+    two parts each after its u64 length. A record cut short ends the file (its child was killed
+    while writing it)."""
     at, size = 0, RECORD_LENGTH.size
     while at + size <= len(data):
         (length,) = RECORD_LENGTH.unpack_from(data, at)
@@ -242,14 +247,12 @@ def records(data: bytes) -> Iterator[tuple[bytes, bytes]]:
         end = body_end + size + length
         if end > len(data):
             return
-        yield data[at + size : body_end], data[body_end + size : end]
+        yield data[at + size : body_end], data[body_end + size : end], end
         at = end
 
 
 def read_probe(body: bytes, blob: bytes, probes: Mapping[str, Probe], what: str) -> ProbeResult:
     """One record: the probe data must answer a probe asked for, its tensors must decode."""
-    if len(body) > MAX_JSON_BYTES:
-        raise InvalidOutput(f"{what}: over the limit of {MAX_JSON_BYTES} bytes")
     data = validated(ProbeData, body, what)
     probe = probes.get(data.id)
     if probe is None:
@@ -312,15 +315,31 @@ def read_problem(out_dir: Path, problem: str, probes: Mapping[str, Probe]) -> Pr
     if not path.is_file():
         return run
     data, more = read_file_capped(path, MAX_PROBLEM_BYTES)
-    for index, (body, blob) in enumerate(records(data)):
+    read_records(data, probes, run)
+    if more:
+        run.invalid.append(f"results over {MAX_PROBLEM_BYTES} bytes")
+    return run
+
+
+def read_records(data: bytes, probes: Mapping[str, Probe], run: ProblemRun) -> None:
+    """Read a results file's records into `run`: at most one per probe asked, at most
+    `MAX_PROBLEM_JSON_BYTES` of probe data, each probe once; what breaks a rule is noted and
+    ends the reading. Bytes after the last whole record are noted when the child exited 0 (it
+    was not killed while writing)."""
+    json_bytes = last = 0
+    for index, (body, blob, end) in enumerate(records(data)):
+        what = f"{RESULTS_FILE} record {index + 1}"
+        json_bytes, last = json_bytes + len(body), end
+        if index >= len(probes) or json_bytes > MAX_PROBLEM_JSON_BYTES:
+            limit = f"{len(probes)} records" if index >= len(probes) else "its probe data"
+            run.invalid.append(f"{what}: over the limit of {limit}")
+            return
         try:
-            what = f"{RESULTS_FILE} record {index + 1}"
             probe = read_probe(body, blob, probes, what)
             if probe.data.id in run.probes:
                 raise InvalidOutput(f"{what}: a second record of {probe.data.id}")
             run.probes[probe.data.id] = probe
         except InvalidOutput as exc:
             run.invalid.append(str(exc))
-    if more:
-        run.invalid.append(f"results over {MAX_PROBLEM_BYTES} bytes")
-    return run
+    if last < len(data) and run.exit is not None and run.exit.exit_code == 0:
+        run.invalid.append(f"{RESULTS_FILE}: {len(data) - last} bytes after its last whole record")

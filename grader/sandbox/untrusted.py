@@ -28,6 +28,9 @@ def validated(model: type[M], raw: bytes, what: str) -> M:
     try:
         return model.model_validate_json(raw)
     except ValidationError as exc:
+        count = exc.error_count()
+        if count > 1:  # listing them all could take seconds: the count is enough
+            raise InvalidOutput(f"{what}: {count} validation errors for {model.__name__}") from exc
         error = exc.errors()[0]
         if error["type"] == "json_invalid" and "recursion limit" in error["msg"]:
             raise InvalidOutput(f"{what}: JSON nested too deeply") from exc

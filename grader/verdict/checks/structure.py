@@ -178,7 +178,9 @@ class Attributes(Check[AttributesParams]):
                         f"{where}: no attribute {name}; the contract names it "
                         f"(expected {expected!r})",
                     )
-                shown = f"a {value['type']}" if isinstance(value, dict) else repr(value)
+                shown = (
+                    f"a {value.get('type', 'object')}" if isinstance(value, dict) else repr(value)
+                )
                 return Verdict(
                     CheckStatus.failed, f"{where}: {name} is {shown}, expected {expected!r}"
                 )
