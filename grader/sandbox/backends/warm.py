@@ -41,6 +41,8 @@ from grader.sandbox.protocol import encode_submission, read_end
 
 SERVE_COUNT = 200
 """Submissions one container grades before it is replaced."""
+SEND_SECONDS = 30.0
+"""Time allowed for a serving worker to take a submission's files and job off its stdin."""
 READY_SECONDS = 120.0
 """Time allowed for a new container to start and import torch."""
 FRAME = struct.Struct("<cI")
@@ -98,6 +100,21 @@ class Frames:
         self.streams, self.stderr = streams, stderr
         self.buffer = bytearray()
 
+    def ended(self) -> bool:
+        """Whether the stream has already ended, without waiting (what arrived is kept)."""
+        pieces = self.streams.read(0)
+        if pieces is None:
+            return True
+        self._keep(pieces)
+        return False
+
+    def _keep(self, pieces: list[tuple[bool, bytes]]) -> None:
+        for is_stdout, data in pieces:
+            if is_stdout:
+                self.buffer += data
+            else:
+                self.stderr.add(data)
+
     def _fill(self, size: int, deadline: float, stop: threading.Event) -> bool:
         while len(self.buffer) < size:
             if stop.is_set():
@@ -108,11 +125,7 @@ class Frames:
             pieces = self.streams.read(min(left, 0.05))
             if pieces is None:
                 return False
-            for is_stdout, data in pieces:
-                if is_stdout:
-                    self.buffer += data
-                else:
-                    self.stderr.add(data)
+            self._keep(pieces)
         return True
 
     def next(self, deadline: float, stop: threading.Event) -> tuple[bytes, bytes] | None:
@@ -184,8 +197,12 @@ class WarmContainer:
             start = time.monotonic()
         stream = encode_submission(job.submission_dir, job.limits.wall_seconds, job.job)
         deadline = start + job.limits.wall_seconds + STARTUP_GRACE_SECONDS
+        if idle and self.frames.ended():
+            raise Gone  # the engine may stop reading a dead container's stdin without closing it
         try:
-            self.streams.send(stream, timeout=max(deadline - time.monotonic(), 0.1))
+            # a live worker takes the submission at once: a stalled send is a dead container
+            send_by = min(deadline, time.monotonic() + SEND_SECONDS)
+            self.streams.send(stream, timeout=max(send_by - time.monotonic(), 0.1))
         except OSError as exc:
             if idle:
                 raise Gone from exc
