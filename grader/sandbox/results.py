@@ -315,17 +315,17 @@ def read_problem(out_dir: Path, problem: str, probes: Mapping[str, Probe]) -> Pr
     if not path.is_file():
         return run
     data, more = read_file_capped(path, MAX_PROBLEM_BYTES)
-    read_records(data, probes, run)
     if more:
         run.invalid.append(f"results over {MAX_PROBLEM_BYTES} bytes")
+    read_records(data, probes, run, whole=not more)
     return run
 
 
-def read_records(data: bytes, probes: Mapping[str, Probe], run: ProblemRun) -> None:
+def read_records(data: bytes, probes: Mapping[str, Probe], run: ProblemRun, whole: bool) -> None:
     """Read a results file's records into `run`: at most one per probe asked, at most
     `MAX_PROBLEM_JSON_BYTES` of probe data, each probe once; what breaks a rule is noted and
-    ends the reading. Bytes after the last whole record are noted when the child exited 0 (it
-    was not killed while writing)."""
+    ends the reading. Bytes after the last whole record of a `whole` file are noted when the
+    child exited 0 (it was not killed while writing)."""
     json_bytes = last = 0
     for index, (body, blob, end) in enumerate(records(data)):
         what = f"{RESULTS_FILE} record {index + 1}"
@@ -341,5 +341,5 @@ def read_records(data: bytes, probes: Mapping[str, Probe], run: ProblemRun) -> N
             run.probes[probe.data.id] = probe
         except InvalidOutput as exc:
             run.invalid.append(str(exc))
-    if last < len(data) and run.exit is not None and run.exit.exit_code == 0:
+    if whole and last < len(data) and run.exit is not None and run.exit.exit_code == 0:
         run.invalid.append(f"{RESULTS_FILE}: {len(data) - last} bytes after its last whole record")
