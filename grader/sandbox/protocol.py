@@ -33,7 +33,7 @@ from safetensors.torch import save
 
 from grader.sandbox.worker import (
     PROTOCOL_VERSION,
-    RESULTS_FILE,
+    RESULT_FILES,
     IndexEntry,
     JobIndex,
     ProblemJob,
@@ -42,7 +42,7 @@ from grader.sandbox.worker import (
 )
 from grader.strict import Strict
 
-PROBLEM_FILES = ("started", "stdout.txt", "stderr.txt", "import.json", RESULTS_FILE, "exit.json")
+PROBLEM_FILES = ("started", *RESULT_FILES)
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 
 

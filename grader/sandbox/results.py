@@ -16,7 +16,13 @@ from pydantic import Field, model_validator
 
 from grader.sandbox.capped import read_file_capped, read_log
 from grader.sandbox.owntext import own, own_type
-from grader.sandbox.untrusted import MAX_JSON_BYTES, InvalidOutput, tensors_from, validated
+from grader.sandbox.untrusted import (
+    MAX_DIMS,
+    MAX_JSON_BYTES,
+    InvalidOutput,
+    tensors_from,
+    validated,
+)
 from grader.sandbox.worker import RECORD_LENGTH, RESULTS_FILE, AttrValue, Probe
 from grader.strict import Strict
 
@@ -27,7 +33,7 @@ MAX_PROBLEM_BYTES = 32_000_000
 MAX_PROBLEM_JSON_BYTES = 1_000_000
 """Bytes of probe data (the records' JSON) read for one problem: 25 KB for the largest here."""
 Dim = Annotated[int, Field(ge=0, lt=1 << 62)]
-Shape = Annotated[list[Dim], Field(max_length=16)]
+Shape = Annotated[list[Dim], Field(max_length=MAX_DIMS)]
 
 
 class Frame(Strict):
@@ -330,9 +336,11 @@ def read_records(data: bytes, probes: Mapping[str, Probe], run: ProblemRun, whol
     for index, (body, blob, end) in enumerate(records(data)):
         what = f"{RESULTS_FILE} record {index + 1}"
         json_bytes, last = json_bytes + len(body), end
-        if index >= len(probes) or json_bytes > MAX_PROBLEM_JSON_BYTES:
-            limit = f"{len(probes)} records" if index >= len(probes) else "its probe data"
-            run.invalid.append(f"{what}: over the limit of {limit}")
+        if index >= len(probes):
+            run.invalid.append(f"{what}: over the limit of {len(probes)} records")
+            return
+        if json_bytes > MAX_PROBLEM_JSON_BYTES:
+            run.invalid.append(f"{what}: over the limit of its probe data")
             return
         try:
             probe = read_probe(body, blob, probes, what)

@@ -942,7 +942,8 @@ class PipeWriter:
         self.file.close()
 
 
-RESULT_FILES = frozenset((RESULTS_FILE, "stdout.txt", "stderr.txt", "import.json", "exit.json"))
+RESULT_FILES = ("stdout.txt", "stderr.txt", "import.json", RESULTS_FILE, "exit.json")
+"""The files of a problem's folder that the worker sends, besides its `started` marker."""
 
 
 class Emitter:
