@@ -68,6 +68,7 @@ class Grader:
             for pid, item in self.prepared.items()
         }
         self.stop = threading.Event()
+        self.slots = threading.BoundedSemaphore(1)
         self.environment = backend.describe()
         self.workdir = Path(tempfile.mkdtemp(prefix="grader-", dir=scratch_root()))
 
@@ -87,19 +88,21 @@ class Grader:
         self, submission: Path, name: str | None = None, student: Student | None = None
     ) -> SubmissionReport:
         """Grade one submission; any failure of ours becomes a grader_error report."""
+        slot = Slot(self.slots)
         started = datetime.now(timezone.utc)
         clock = time.monotonic()
         name = name or submission.resolve().name
         scratch = self.workdir / uuid.uuid4().hex
         environment = dict(self.environment)
         try:
-            problems, content_hash, message, run = self._grade(submission, scratch)
+            problems, content_hash, message, run = self._grade(submission, scratch, slot)
             environment.update(run.environment if run is not None else {})
         except Exception as exc:  # our fault: reported, never the candidate's zero
             detail = "".join(traceback.format_exception(exc, limit=6))
             problems = [self.fault(p, f"grader error: {exc!r}\n{detail}") for p in self.problems]
             content_hash, message = "", f"grader error: {exc!r}"
         finally:
+            slot.release()
             shutil.rmtree(scratch, ignore_errors=True)
         return SubmissionReport(
             submission=name,
@@ -121,14 +124,14 @@ class Grader:
         )
 
     def _grade(
-        self, submission: Path, scratch: Path
+        self, submission: Path, scratch: Path, slot: Slot
     ) -> tuple[list[ProblemReport], str, str, WorkerRun | None]:
         staged = stage_submission(submission, scratch / "submission")
         attempted = [p for p in self.problems if (staged.path / p.spec.entry).is_file()]
         reports: dict[str, ProblemReport] = {}
         run = None
         if attempted:
-            run = self.run_worker(attempted, staged.path, scratch)
+            run = self.run_worker(attempted, staged.path, scratch, slot)
             reports = self.judge(attempted, run, scratch / "out", Sources(staged.sources))
         problems = [reports.get(p.spec.id) or self.not_attempted(p) for p in self.problems]
         notes = list(staged.notes)
@@ -136,7 +139,9 @@ class Grader:
             notes.append("the worker ran out of memory")
         return problems, staged.content_hash, "; ".join(notes), run
 
-    def run_worker(self, attempted: list[Problem], staged: Path, scratch: Path) -> WorkerRun:
+    def run_worker(
+        self, attempted: list[Problem], staged: Path, scratch: Path, slot: Slot
+    ) -> WorkerRun:
         ids = [p.spec.id for p in attempted]
         job = WorkerJob(
             submission_dir=staged,
@@ -146,7 +151,10 @@ class Grader:
             outputs=result_names(ids),
             stop=self.stop,
         )
-        return self.backend.run(job)
+        try:
+            return self.backend.run(job)
+        finally:
+            slot.release()  # judging this one overlaps the next one's run
 
     def judge(
         self, attempted: list[Problem], run: WorkerRun, out: Path, sources: Sources
@@ -190,14 +198,16 @@ class Grader:
         on_done: Callable[[SubmissionReport], None] | None = None,
         students: Mapping[Path, Student] | None = None,
     ) -> list[SubmissionReport]:
-        """Grade submissions `jobs` at a time; results come back in the input order.
+        """Grade submissions with `jobs` workers at a time (one submission more is staged or
+        judged meanwhile); results come back in the input order.
 
         An exception here (Ctrl-C, SIGTERM) stops the batch: no submission starts, running
         workers are killed and their containers removed before it propagates."""
         results: dict[Path, SubmissionReport] = {}
         students = students or {}
         self.stop.clear()
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        self.slots = threading.BoundedSemaphore(max(1, jobs))
+        with ThreadPoolExecutor(max_workers=max(1, jobs) + 1) as pool:
             futures = {pool.submit(self.grade, s, None, students.get(s)): s for s in submissions}
             try:
                 for future in as_completed(futures):
@@ -217,6 +227,20 @@ class Grader:
 
     def fault(self, problem: Problem, message: str) -> ProblemReport:
         return unscored(problem, ProblemStatus.grader_error, message)
+
+
+class Slot:
+    """One of the batch's places in the sandbox, held by a submission from its start until its
+    worker ends; released once."""
+
+    def __init__(self, slots: threading.BoundedSemaphore) -> None:
+        slots.acquire()
+        self._slots: threading.BoundedSemaphore | None = slots
+
+    def release(self) -> None:
+        slots, self._slots = self._slots, None
+        if slots is not None:
+            slots.release()
 
 
 def unscored(problem: Problem, status: ProblemStatus, message: str) -> ProblemReport:

@@ -21,9 +21,9 @@ import torch
 from grader.courses.catalog import Catalog
 from grader.courses.paths import PROBLEMS_DIR
 from grader.grade import Grader
-from grader.reports.models import SubmissionReport
+from grader.reports.models import ProblemReport, SubmissionReport
 from grader.sandbox.backends import launch
-from grader.sandbox.backends.base import batch_limits
+from grader.sandbox.backends.base import WorkerJob, WorkerRun, batch_limits
 from grader.sandbox.backends.local import LocalBackend, Started, copy_results
 from tests.test_hostile import leftover_processes
 
@@ -313,3 +313,47 @@ def test_check_ends_its_worker_started_ahead_when_grading_fails(
         api.check(None, tmp_path)
     assert len(started) == 1
     assert started[0].proc.returncode is not None and not started[0].home.exists()
+
+
+def test_a_batch_runs_jobs_workers_at_a_time_and_judges_while_the_next_runs(
+    tmp_path: Path, catalog: Catalog
+) -> None:
+    """With `jobs=1`, no two workers run at once, yet the next submission's worker starts
+    while the last one is being judged; every report is still full marks."""
+    events: list[tuple[str, str, float]] = []
+
+    class Logged(LocalBackend):
+        def run(self, job: WorkerJob) -> WorkerRun:
+            events.append(("run", "start", time.monotonic()))
+            try:
+                return super().run(job)
+            finally:
+                events.append(("run", "end", time.monotonic()))
+
+    class Judging(Grader):
+        def judge(self, *args: Any, **kwargs: Any) -> dict[str, ProblemReport]:
+            events.append(("judge", "start", time.monotonic()))
+            time.sleep(0.5)  # a long judgement: the next worker must not wait for it
+            try:
+                return super().judge(*args, **kwargs)
+            finally:
+                events.append(("judge", "end", time.monotonic()))
+
+    batch = []
+    for index in range(3):
+        (tmp_path / f"s{index}").mkdir()
+        (tmp_path / f"s{index}" / "split_heads.py").write_text(SPLIT_HEADS)
+        batch.append(tmp_path / f"s{index}")
+    with Judging(catalog, [catalog.problems["split_heads"]], Logged(), seed=1) as grader:
+        reports = grader.grade_many(batch, jobs=1)
+    assert [r.total for r in reports] == [r.max_total for r in reports]
+    running = most = 0
+    for kind, edge, _ in sorted(events, key=lambda e: e[2]):
+        if kind == "run":
+            running += 1 if edge == "start" else -1
+            most = max(most, running)
+    assert most == 1
+    ends = sorted(t for kind, edge, t in events if (kind, edge) == ("judge", "end"))
+    starts = sorted(t for kind, edge, t in events if (kind, edge) == ("run", "start"))
+    assert len(starts) == len(ends) == 3
+    assert all(start < end for start, end in zip(starts[1:], ends, strict=False)), events
