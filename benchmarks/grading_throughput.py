@@ -11,7 +11,12 @@ time per submission of:
     summed, divided by the jobs run at once;
 then the latency of one complete submission: a fresh container (cold) and a warm worker.
 
+With `--rounds R` the batch is cut into R slices and the designs take turns, slice by slice
+(each design's workers kept from one slice to the next), so that a shared machine's drift
+falls on every design alike.
+
     python benchmarks/grading_throughput.py --copies 12 --jobs 2
+    python benchmarks/grading_throughput.py --copies 200 --design floor --design warm --rounds 5
 """
 
 from __future__ import annotations
@@ -66,18 +71,34 @@ def copies_of(examples: list[Path], count: int, dest: Path) -> list[Path]:
     return made
 
 
-def graded(
-    backend: Backend, submissions: list[Path], jobs: int, seed: int
-) -> tuple[float, list[SubmissionReport]]:
-    """Seconds to grade every submission (the backend's start included) and the reports."""
+def side_by_side(
+    designs: tuple[str, ...], submissions: list[Path], jobs: int, image: str, seed: int, rounds: int
+) -> dict[str, tuple[float, list[SubmissionReport]]]:
+    """Seconds each design takes for the whole batch (the workers' start included, the host's
+    reference run not) and its reports, the designs taking turns slice by slice."""
     catalog = Catalog()
-    grader = Grader(catalog, list(catalog.problems.values()), backend, seed)
+    problems = list(catalog.problems.values())
+    backends = {"container": DockerBackend, "warm": WarmBackend}
+    graders = {
+        d: Grader(catalog, problems, backends[d](image), seed) for d in designs if d in backends
+    }
+    seconds = dict.fromkeys(designs, 0.0)
+    reports: dict[str, list[SubmissionReport]] = {d: [] for d in designs}
+    size = -(-len(submissions) // rounds)
     try:
-        start = time.monotonic()
-        reports = grader.grade_many(submissions, jobs)
-        return time.monotonic() - start, reports
+        for first in range(0, len(submissions), size):
+            part = submissions[first : first + size]
+            for design in designs:
+                start = time.monotonic()
+                if design == "floor":
+                    timed([partial(floor_run, image) for _ in part], jobs)
+                else:
+                    reports[design] += graders[design].grade_many(part, jobs)
+                seconds[design] += time.monotonic() - start
     finally:
-        grader.close()
+        for grader in graders.values():
+            grader.close()
+    return {d: (seconds[d], reports[d]) for d in designs}
 
 
 def latency(backend: Backend, submission: Path, seed: int, warm: bool) -> float:
@@ -101,6 +122,7 @@ def latency(backend: Backend, submission: Path, seed: int, warm: bool) -> float:
 @click.option("--jobs", default=os.cpu_count() or 1, show_default=True)
 @click.option("--image", default=DEFAULT_TAG, show_default=True)
 @click.option("--seed", default=0, show_default=True)
+@click.option("--rounds", default=1, show_default=True, help="slices the designs take in turn")
 def main(
     copies: tuple[int, ...],
     sets: tuple[str, ...],
@@ -108,12 +130,13 @@ def main(
     jobs: int,
     image: str,
     seed: int,
+    rounds: int,
 ) -> None:
     examples = {
         "complete": [EXAMPLES / "complete"],
         "class": sorted(p for p in EXAMPLES.iterdir() if p.is_dir()),
     }
-    designs = designs or DESIGNS
+    designs = tuple(d for d in DESIGNS if d in designs) if designs else DESIGNS
     click.echo(f"{jobs} at a time; seconds per submission (wall time of the batch / count)")
     click.echo("| set | N | floor | container | warm | compute |")
     click.echo("| --- | --- | --- | --- | --- | --- |")
@@ -121,18 +144,16 @@ def main(
         for count in copies:
             with tempfile.TemporaryDirectory(prefix="grader-bench-") as tmp:
                 submissions = copies_of(examples[name], count, Path(tmp))
+                measured = side_by_side(designs, submissions, jobs, image, seed, rounds)
                 cells: dict[str, str] = {}
-                floor: float | None = None
-                if "floor" in designs:
-                    floor = timed([partial(floor_run, image) for _ in submissions], jobs) / count
+                floor = measured["floor"][0] / count if "floor" in measured else None
+                if floor is not None:
                     cells["floor"] = f"{floor:.2f} s"
-                if "container" in designs:
-                    seconds, _ = graded(DockerBackend(image), submissions, jobs, seed)
-                    cells["container"] = ratio(seconds / count, floor)
-                if "warm" in designs:
-                    seconds, reports = graded(WarmBackend(image), submissions, jobs, seed)
-                    cells["warm"] = ratio(seconds / count, floor)
-                    own = sum(p.seconds or 0 for r in reports for p in r.problems)
+                for design in ("container", "warm"):
+                    if design in measured:
+                        cells[design] = ratio(measured[design][0] / count, floor)
+                if "warm" in measured:
+                    own = sum(p.seconds or 0 for r in measured["warm"][1] for p in r.problems)
                     cells["compute"] = ratio(own / jobs / count, floor)
                 row = [cells.get(d, "-") for d in ("floor", "container", "warm", "compute")]
                 click.echo(f"| {name} | {count} | " + " | ".join(row) + " |")
