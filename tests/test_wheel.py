@@ -62,6 +62,11 @@ def graded(installed: Installed) -> Path:
     return work / "out"
 
 
+def test_the_readme_names_the_wheel_that_is_built(wheel: Path) -> None:
+    """The README's install command names the file `pip wheel` writes."""
+    assert f"pipx install {wheel.name}" in (ROOT / "README.md").read_text()
+
+
 def test_the_wheel_grades_outside_the_checkout(installed: Installed, graded: Path) -> None:
     bin_dir, work, env = installed
     where = sh([str(bin_dir / "python"), "-c", "import grader; print(grader.__file__)"], work, env)
