@@ -20,9 +20,11 @@ descriptors) and every child closes the pipe before any candidate code runs.
 
 With `--serve K` (warm workers) the worker imports torch once and then grades up to K
 submissions one after another, each read from stdin (a header naming its files, the files,
-then its job), each in a child forked for it that runs its problems as above. The child's
-result stream reaches the host in frames (R ready, D data, E end). Once the child is done
-the worker kills every other process of the container, empties /tmp, /dev/shm and OUT_DIR,
+then its job), its problems run as above, each in a child of this process, PID 1 of the
+container (the kernel drops a signal a child sends it; a child's `kill(-1)` reaches no other
+process), the result stream sent to the host in frames (R ready, D data, E end). Once the
+submission is done the worker kills every other process of the container, empties /tmp,
+/dev/shm and OUT_DIR,
 removes System V IPC objects and checks that nothing is left and that its own limits are
 unchanged; it stops (and the host replaces its container) after anything but a clean run.
 
@@ -751,12 +753,13 @@ def load_part(fd: int) -> tuple[ProblemJob, dict[str, torch.Tensor]]:
 # ---------------------------------------------------------------------------- worker process
 
 
-def run_problem(parts: list[Part], submission: str, out: Path, data_fd: int) -> None:
+def run_problem(parts: list[Part], submission: str, out: Path, inherited: tuple[int, ...]) -> None:
     """Child process: import the candidate's entry file and run every probe of one problem,
-    the first of `parts` (the parts still open: this one and those of later problems)."""
+    the first of `parts` (the parts still open: this one and those of later problems), once
+    the worker's own descriptors (`inherited`: the result stream, the host's) are closed."""
     part = parts[0]
     problem, inputs = load_part(part.fd)
-    for fd in (data_fd, *(p.fd for p in parts)):
+    for fd in (*inherited, *(p.fd for p in parts)):
         os.close(fd)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     folder = out / part.id
@@ -942,28 +945,57 @@ class PipeWriter:
         self.file.close()
 
 
+class FrameWriter:
+    """The result stream as D frames on the host's channel (a warm worker's), each of at most
+    MAX_FRAME bytes; closing it sends what is left and leaves the channel open."""
+
+    def __init__(self, channel: int) -> None:
+        self.channel = channel
+        self.buffer = bytearray()
+        self.position = 0
+
+    def write(self, data: bytes) -> int:
+        self.buffer += data
+        self.position += len(data)
+        while len(self.buffer) >= MAX_FRAME:
+            send_frame(self.channel, b"D", bytes(self.buffer[:MAX_FRAME]))
+            del self.buffer[:MAX_FRAME]
+        return len(data)
+
+    def tell(self) -> int:
+        return self.position
+
+    def flush(self) -> None:
+        if self.buffer:
+            send_frame(self.channel, b"D", bytes(self.buffer))
+            self.buffer.clear()
+
+    def close(self) -> None:
+        self.flush()
+
+
 RESULT_FILES = ("stdout.txt", "stderr.txt", "import.json", RESULTS_FILE, "exit.json")
 """The files of a problem's folder that the worker sends, besides its `started` marker."""
 
 
 class Emitter:
-    """Streams result files to the host as one uncompressed ustar archive, each as soon as it is
-    final, so that what finished before a crash still arrives. Without a stream it only closes
-    `fd` and leaves the files where they are."""
+    """Streams result files to the host as one uncompressed ustar archive on `sink`, each as
+    soon as it is final, so that what finished before a crash still arrives. Without a sink it
+    leaves the files where they are."""
 
-    def __init__(self, out: Path, fd: int, stream: bool) -> None:
+    def __init__(self, out: Path, sink: PipeWriter | FrameWriter | None) -> None:
         self.out = out
-        self.file = PipeWriter(fd)
+        self.file = sink
         # "w", not "w|": the stream mode keeps a partial block back until it is closed
-        pipe = cast(IO[bytes], self.file)
+        pipe = cast(IO[bytes], sink)
         self.tar = (
             tarfile.open(fileobj=pipe, mode="w", format=tarfile.USTAR_FORMAT)  # noqa: SIM115
-            if stream
+            if sink is not None
             else None
         )
 
     def send(self, *paths: Path) -> None:
-        if self.tar is None:
+        if self.tar is None or self.file is None:
             return
         for path in paths:
             if path.is_file() and not path.is_symlink():
@@ -981,7 +1013,8 @@ class Emitter:
     def close(self) -> None:
         if self.tar is not None:
             self.tar.close()
-        self.file.close()
+        if self.file is not None:
+            self.file.close()
 
 
 # ---------------------------------------------------------------------------- warm serving
@@ -1105,59 +1138,27 @@ def leftovers(out: Path) -> list[str]:
     return found
 
 
-def relay(child: int, source: int, channel: int, seconds: float) -> bool:
-    """Forward the child's result stream as D frames until it exits or `seconds` pass (True)."""
-    pidfd = os.pidfd_open(child)
-    deadline = time.monotonic() + seconds
-    try:
-        while (left := deadline - time.monotonic()) > 0:
-            ready, _, _ = select.select([source, pidfd], [], [], left)
-            if source in ready:
-                chunk = os.read(source, MAX_FRAME)
-                if chunk:
-                    send_frame(channel, b"D", chunk)
-                    continue
-                ready, _, _ = select.select([pidfd], [], [], max(0.0, left))
-            if pidfd in ready:
-                return False
-        return True
-    finally:
-        os.close(pidfd)
-
-
-def drain(source: int, channel: int) -> None:
-    """Forward what is left in the pipe once every writer is gone."""
-    while chunk := os.read(source, MAX_FRAME):
-        send_frame(channel, b"D", chunk)
-
-
 def serve_one(
     header: SubmissionHeader, parts: list[Part], from_host: int, channel: int, out: Path
 ) -> bool:
-    """Grade one submission in a forked child and clean up after it; False when this container
-    must not serve another (a crash, a timeout, an OOM kill, anything left behind)."""
+    """Grade one submission, each problem in a child of this process, as PID 1 (a signal from
+    a child to this process, its parent, is dropped by the kernel; `kill(-1)` reaches no one
+    else), then clean up; False when this container must not serve another (a grader fault,
+    a submission over its wall clock, an OOM kill, anything left behind)."""
     state, ooms = own_state(), oom_kills()
     start = time.monotonic()
-    source, sink = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            for fd in (from_host, channel, source):
-                os.close(fd)
-            protect_worker()  # the subreaper flag is not inherited
-            run_submission(parts, str(SUBMISSION_DIR), out, sink, True)
-            os._exit(0)
-        except BaseException:
-            traceback.print_exc()
-        finally:
-            os._exit(70)
-    os.close(sink)
-    for part in parts:
-        os.close(part.fd)
-    timed_out = relay(pid, source, channel, float(header["wall"]))
-    status = kill_all_others().get(pid)
-    drain(source, channel)
-    os.close(source)
+    code = 0
+    try:
+        run_submission(parts, str(SUBMISSION_DIR), out, (from_host, channel), FrameWriter(channel))
+    except Exception:  # the grader's own fault: this container serves no other
+        traceback.print_exc()
+        code = 70
+    finally:
+        for part in parts:
+            with contextlib.suppress(OSError):  # those of the problems not run
+                os.close(part.fd)
+    kill_all_others()
+    timed_out = time.monotonic() - start > float(header["wall"])
     removed = remove_ipc()
     out.chmod(0o700)
     for root in (*SCRATCH_ROOTS, out):
@@ -1165,11 +1166,10 @@ def serve_one(
     left = leftovers(out)
     changed = own_state() != state
     oom = None if ooms is None else (oom_kills() or 0) - ooms
-    code, sig = exit_of(status)
     clean = code == 0 and not timed_out and not oom and not left and not changed
     ended: SubmissionEnd = {
         "exit_code": code,
-        "signal": sig,
+        "signal": None,
         "timed_out": timed_out,
         "seconds": round(time.monotonic() - start, 4),
         "oom_kills": oom,
@@ -1251,11 +1251,16 @@ def worker_report() -> WorkerReport:
 
 
 def run_submission(
-    parts: list[Part], submission: str, out: Path, data_fd: int, stream: bool
+    parts: list[Part],
+    submission: str,
+    out: Path,
+    inherited: tuple[int, ...],
+    sink: PipeWriter | FrameWriter | None,
 ) -> None:
-    """Run each problem of the job in a child of its own, one after another, and send (or
-    leave) each problem's files as soon as its processes are gone."""
-    emitter = Emitter(out, data_fd, stream)
+    """Run each problem of the job in a child of its own (which first closes the `inherited`
+    descriptors), one after another, and send each problem's files on `sink` as soon as its
+    processes are gone, or leave them without one."""
+    emitter = Emitter(out, sink)
     write_json(out / "worker.json", worker_report())
     emitter.send(out / "worker.json")
     for index, part in enumerate(parts):
@@ -1267,7 +1272,7 @@ def run_submission(
         pid = os.fork()
         if pid == 0:
             try:
-                run_problem(parts[index:], submission, out, data_fd)
+                run_problem(parts[index:], submission, out, inherited)
             finally:
                 os._exit(70)
         code, sig, timed_out = wait_child(pid, part.timeout)
@@ -1312,7 +1317,10 @@ def main(argv: list[str] | None = None) -> int:
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
-    run_submission(parts, os.path.realpath(args.submission), args.out, data_fd, args.emit_tar)
+    sink = PipeWriter(data_fd) if args.emit_tar else None
+    run_submission(parts, os.path.realpath(args.submission), args.out, (data_fd,), sink)
+    if sink is None:
+        os.close(data_fd)
     return 0
 
 

@@ -13,6 +13,7 @@ limits (prlimit on PID 1): its container is replaced before the next submission.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -215,3 +216,50 @@ def test_nothing_of_a_submission_reaches_the_next_in_a_warm_container(
     assert "PRLIMIT 0" in lowered.problem("self_attention").stdout
     assert backend.containers[3] != backend.containers[4]
     assert spied(after_limits, "self_attention") == CLEAN
+
+
+SIGNALS = {
+    # the problem's parent is the worker, PID 1 of its container: the kernel drops these
+    "split_heads.py": (
+        "os.kill(os.getppid(), signal.SIGTERM)\nos.kill(os.getppid(), signal.SIGKILL)\n"
+    ),
+    # the problem's own process group, then every process it may signal: itself dies
+    "self_attention.py": "os.killpg(0, signal.SIGKILL)\n",
+    "mha_by_loop.py": "os.kill(-1, signal.SIGKILL)\n",
+}
+
+
+def test_a_problem_that_signals_its_parent_or_group_takes_nothing_else_with_it(
+    sandbox_image: str, tmp_path: Path
+) -> None:
+    """A whole submission whose files signal their parent, their process group and every
+    process they may: graded warm, its report equals its report from a container of its own,
+    where the worker is the problem's parent and PID 1; only the problems that killed
+    themselves lose points, and a complete submission after it in the same container gets
+    full marks."""
+    catalog = Catalog()
+    problems = list(catalog.problems.values())
+    signaller = tmp_path / "signaller"
+    shutil.copytree(VICTIM, signaller)
+    for name, attack in SIGNALS.items():
+        text = (signaller / name).read_text()
+        (signaller / name).write_text("import os, signal\n" + attack + text)
+
+    alone = Grader(catalog, problems, DockerBackend(sandbox_image), seed=7)
+    try:
+        in_container = alone.grade(signaller)
+    finally:
+        alone.close()
+    backend = Recording(sandbox_image)
+    grader = Grader(catalog, problems, backend, seed=7)
+    try:
+        warm, complete = grader.grade(signaller), grader.grade(VICTIM)
+    finally:
+        grader.close()
+
+    assert comparable(warm) == comparable(in_container)
+    lost = {p.problem for p in warm.problems if p.score < p.max_score}
+    assert lost == {"self_attention", "mha_by_loop"}, warm
+    assert warm.problem("split_heads").score == warm.problem("split_heads").max_score
+    assert complete.total == complete.max_total
+    assert backend.containers[0] == backend.containers[1]

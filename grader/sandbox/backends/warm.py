@@ -1,9 +1,9 @@
 """Warm workers: long-lived sandbox containers, each grading submissions one after another.
 
 Each container has every option of `docker.py`'s (but no mount: the submission's files arrive on
-stdin with the job) and runs `worker.py --serve K`: it imports torch once, then for each
-submission forks a child that grades it exactly as a throw-away container's worker would, and
-relays its result stream in frames on stdout. Once the child is done the worker kills every
+stdin with the job) and runs `worker.py --serve K`: it imports torch once, then grades each
+submission exactly as a throw-away container's worker would, each problem in a child of PID 1,
+and sends its result stream in frames on stdout. Once the submission is done it kills every
 other process of the container, empties /tmp, /dev/shm and /out, removes System V IPC objects
 and checks that nothing is left and that nothing changed its own limits. A container that
 crashed, timed out, hit its memory limit, left anything behind, broke the protocol or served K
