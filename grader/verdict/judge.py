@@ -106,10 +106,10 @@ def problem_status(
     if exit is None or exit.signal is not None or exit.exit_code not in (0, None):
         how = "the worker stopped before this problem finished"
         if exit is not None and exit.signal is not None:
-            how = f"killed by signal {exit.signal}"
+            how = f"the candidate's process was killed by signal {exit.signal}"
         elif exit is not None:
-            how = f"exited with code {exit.exit_code}"
-        return ProblemStatus.crashed, f"the candidate's process {how}; checks that finished count"
+            how = f"the candidate's process exited with code {exit.exit_code}"
+        return ProblemStatus.crashed, f"{how}; checks that finished count"
     if run.invalid:
         return ProblemStatus.crashed, (
             f"the candidate's process left results the grader cannot read ({run.invalid[0]}); "
