@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from grader.cli.main import cli
 from grader.courses.catalog import Catalog
-from grader.platforms.exports import open_export, read_export
+from grader.platforms.exports import ExportError, open_export, read_export
 from grader.platforms.unzip import Caps, UnsafeZip, extract
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -103,6 +103,26 @@ def test_hostile_members_are_refused(tmp_path: Path) -> None:
         with pytest.raises(UnsafeZip, match=reason):
             extract(archive, tmp_path / "out", lambda p: p.suffix == ".py", caps)
         assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
+
+
+def test_a_zipped_class_folder_is_its_submissions_and_a_zip_of_zips_is_refused(
+    zips: Path, tmp_path: Path, catalog: Catalog
+) -> None:
+    """`zip -r class.zip ada bob` holds two submissions, not one empty one; a zip of the
+    students' zips is refused with what to do instead."""
+    examples = COMPLETE.parent
+    archive = zip_folder(examples, tmp_path / "class.zip", prefix="class/")
+    export = read_export(archive, tmp_path / "scratch", catalog)
+    assert export.layout == "a zipped folder of submissions"
+    graded = {s.path.name: names(s.path) for s in export.submissions}
+    expected = sorted(p.name for p in examples.iterdir() if p.is_dir())
+    assert sorted(graded) == expected
+    assert graded[COMPLETE.name] == names(COMPLETE)
+    one = read_export(zip_folder(COMPLETE, tmp_path / "ada.zip"), tmp_path / "s2", catalog)
+    assert one.layout == "a zip file" and len(one.submissions) == 1
+    nested = zip_folder(zips, tmp_path / "zips.zip")
+    with pytest.raises(ExportError, match="unzip it and grade the folder"):
+        read_export(nested, tmp_path / "s3", catalog)
 
 
 def gradescope_export(folder: Path) -> Path:

@@ -6,6 +6,7 @@ Every submission keeps its folder's name as the report's name, so resuming finds
 from __future__ import annotations
 
 import tempfile
+import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -58,7 +59,7 @@ def find_submissions(path: Path, catalog: Catalog) -> list[Path]:
 
 def read_export(path: Path, scratch: Path, catalog: Catalog) -> Export:
     if path.is_file():
-        return read_archive(path, scratch)
+        return read_archive(path, scratch, catalog)
     if (path / METADATA).is_file():
         return Export("a Gradescope export", gradescope(path))
     folders = find_submissions(path, catalog)
@@ -81,8 +82,9 @@ def read_export(path: Path, scratch: Path, catalog: Catalog) -> Export:
     return export
 
 
-def read_archive(archive: Path, scratch: Path) -> Export:
-    """A zip file given as PATH: Gradescope's whole export, or one student's submission."""
+def read_archive(archive: Path, scratch: Path, catalog: Catalog) -> Export:
+    """A zip file given as PATH: Gradescope's whole export, a zipped folder of submissions
+    (two or more sub-folders holding problem files), or one student's submission."""
     if archive.suffix != ".zip":
         raise ExportError(f"{archive} is neither a folder nor a zip file")
     unpacked = scratch / "export"
@@ -93,6 +95,17 @@ def read_archive(archive: Path, scratch: Path) -> Export:
     root = sole_folder(unpacked)
     if (root / METADATA).is_file():
         return Export("a Gradescope export", gradescope(root))
+    if not any(root.rglob("*.py")):
+        with zipfile.ZipFile(archive) as zf:
+            zips = [n for n in zf.namelist() if n.lower().endswith(".zip")]
+        if zips:
+            raise ExportError(
+                f"{archive.name} holds {len(zips)} zip file(s) and no Python file: unzip it "
+                "and grade the folder (a folder of per-student zip files is read as is)"
+            )
+    folders = find_submissions(root, catalog)
+    if len([f for f in folders if find_submissions(f, catalog) == [f]]) > 1:
+        return Export("a zipped folder of submissions", [Submission(f) for f in folders])
     export = Export("a zip file")
     try:
         export.submissions.append(student_zip(archive, scratch))
