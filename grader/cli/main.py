@@ -218,7 +218,14 @@ def init(problem: str, directory: Path, course: Path | None) -> None:
     multiple=True,
     help="Check only these problems (default: those with a file in PATH).",
 )
-@click.option("--backend", type=BACKENDS, default="local", show_default=True)
+@click.option(
+    "--backend",
+    type=BACKENDS,
+    default="local",
+    show_default=True,
+    help="Where the code runs: local (your own code: a subprocess with rlimits, as you, NOT a "
+    "sandbox) or docker (the sandbox: for anyone else's code).",
+)
 @click.option("--seed", type=int, default=None, help="Seed for inputs and weights.")
 @click.option("--reveal", is_flag=True, help="Also run the `after_due_date` checks.")
 @course_option

@@ -148,9 +148,13 @@ def unavailable_reason(image: str | None = None) -> str | None:
     """Why the docker backend cannot run here (no engine, no image), or None."""
     tag = image or DEFAULT_TAG
     if not engine_reachable():
-        return "no docker engine answers"
+        return (
+            "no docker engine answers: start one (`systemctl start docker`, or `dockerd &` as "
+            "root) or point DOCKER_HOST at one"
+        )
     if not image_exists(tag):
-        return f"sandbox image {tag} is missing (build it with `grader sandbox build`)"
+        build = "grader sandbox build" + ("" if tag == DEFAULT_TAG else f" --tag {tag}")
+        return f"sandbox image {tag} is missing: build it with `{build}`"
     return None
 
 

@@ -6,11 +6,9 @@ from grader.errors import GraderError
 from grader.sandbox.backends.base import Backend, Limits
 from grader.sandbox.backends.local import LocalBackend
 
-HOW_TO_START = (
-    "Start a Docker engine (`systemctl start docker`, or `dockerd &` as root) or point "
-    "DOCKER_HOST at one, and build the sandbox image (`bash scripts/ci-docker.sh`, or `grader "
-    "sandbox build`). To run the submissions' code on this machine without a sandbox, as you, "
-    "pass --backend local: only for code you trust."
+UNSANDBOXED = (
+    "To run the submissions' code on this machine without a sandbox, as you, pass --backend "
+    "local: only for code you trust."
 )
 
 
@@ -30,5 +28,5 @@ def make_backend(
 
     reason = docker.unavailable_reason(image)
     if reason is not None:
-        raise BackendUnavailable(f"the docker sandbox cannot run: {reason}. {HOW_TO_START}")
+        raise BackendUnavailable(f"the docker sandbox cannot run: {reason}. {UNSANDBOXED}")
     return warm.WarmBackend(image) if isolation == "warm" else docker.DockerBackend(image)
