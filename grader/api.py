@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pydantic import Field
+
 from grader.errors import GraderError
 from grader.outputs import Options, read_reports, write_outputs
 from grader.platforms.exports import open_export
@@ -24,6 +26,7 @@ from grader.reports.text import fraction
 from grader.resume import batch_seed, saved_report
 from grader.sandbox.backends.base import LimitOverrides, batch_limits
 from grader.sandbox.backends.select import make_backend
+from grader.strict import Strict
 
 if TYPE_CHECKING:
     from grader.courses.catalog import Catalog, Problem
@@ -113,7 +116,14 @@ def grade_path(
             if settings.seed is None:
                 raise GraderError("--shard needs --seed: every shard must grade with one seed")
             submissions = [s for s in submissions if shard.holds(s.name)]
+            record = ShardRecord(
+                index=shard.index,
+                count=shard.count,
+                seed=settings.seed,
+                submissions=[s.resolve().name for s in submissions],
+            )
             out_dir.mkdir(parents=True, exist_ok=True)  # an empty slice is a shard too
+            (out_dir / SHARD_FILE).write_text(record.model_dump_json(indent=2) + "\n")
             listener.note(f"Shard {shard.index}/{shard.count}: {len(submissions)} submission(s)")
         return grade_batch(catalog, submissions, out_dir, settings, problems, students, listener)
 
@@ -129,6 +139,61 @@ class Shard:
     def holds(self, name: str) -> bool:
         digest = hashlib.sha256(name.encode("utf-8")).digest()
         return int.from_bytes(digest[:8], "big") % self.count == self.index - 1
+
+
+SHARD_FILE = "grader-shard.json"
+
+
+class ShardRecord(Strict):
+    """A shard's output folder says which slice of which batch it holds and what it was given
+    to grade, so that a merge can tell a missing or unfinished shard from an empty one."""
+
+    index: int = Field(ge=1)
+    count: int = Field(ge=1)
+    seed: int
+    submissions: list[str]
+
+
+def read_shard(folder: Path) -> ShardRecord | None:
+    """The folder's shard record; None when it holds none (not a shard's output)."""
+    path = folder / SHARD_FILE
+    if not path.is_file():
+        return None
+    try:
+        return ShardRecord.model_validate_json(path.read_bytes())
+    except ValueError as exc:
+        raise GraderError(f"{path}: not a shard record ({exc})") from exc
+
+
+def check_shards(
+    records: Mapping[Path, ShardRecord | None], graded: Mapping[Path, set[str]]
+) -> None:
+    """Refuse a merge that is not every shard of one batch, each with all its reports."""
+    missing = [str(f) for f, r in records.items() if r is None]
+    if missing:
+        raise GraderError(f"not the output of `grader grade --shard`: {', '.join(missing)}")
+    known = {f: r for f, r in records.items() if r is not None}
+    seeds = sorted({r.seed for r in known.values()})
+    if len(seeds) > 1:
+        raise GraderError(f"the shards were graded with different seeds: {seeds}")
+    (count, *others) = sorted({r.count for r in known.values()})
+    if others:
+        raise GraderError(f"shards of batches cut in {count} and {others[0]} slices")
+    given = sorted(r.index for r in known.values())
+    if len(set(given)) < len(given):
+        raise GraderError(f"a shard given twice: {given}")
+    absent = [f"{k}/{count}" for k in range(1, count + 1) if k not in given]
+    if absent:
+        raise GraderError(
+            f"shard(s) {', '.join(absent)} missing: the gradebook would lack their submissions"
+        )
+    for folder, record in known.items():
+        lacking = set(record.submissions) - graded[folder]
+        if lacking:
+            raise GraderError(
+                f"shard {record.index}/{count} ({folder}) lacks {len(lacking)} of its "
+                f"{len(record.submissions)} reports: grade it again with --resume"
+            )
 
 
 class Interrupted(GraderError):
@@ -256,13 +321,22 @@ def saved_reports(folder: Path) -> list[SubmissionReport]:
 
 def merged_reports(folders: Sequence[Path]) -> list[SubmissionReport]:
     """The reports of a batch's shards as one batch, by submission name; refused when the
-    shards were graded with different seeds or problems, or share a submission."""
+    shards were graded with different seeds or problems, or share a submission, and, for the
+    folders of `grader grade --shard`, unless they are every shard, each with all its reports."""
     reports: dict[str, SubmissionReport] = {}
+    origin: dict[str, Path] = {}
+    graded: dict[Path, set[str]] = {}
     for folder in folders:
+        graded[folder] = set()
         for report in read_reports(folder):
-            if report.submission in reports:
-                raise GraderError(f"{report.submission} is in more than one shard ({folder})")
-            reports[report.submission] = report
+            name = report.submission
+            if name in reports:
+                raise GraderError(f"{name} is in two shards: {origin[name]} and {folder}")
+            reports[name], origin[name] = report, folder
+            graded[folder].add(name)
+    records = {folder: read_shard(folder) for folder in folders}
+    if any(records.values()):
+        check_shards(records, graded)
     batch = list(reports.values())
     if not batch:
         raise GraderError(f"no submission reports in {', '.join(map(str, folders))}")

@@ -16,6 +16,7 @@ import yaml
 from click.testing import CliRunner
 
 from grader import __version__
+from grader.api import SHARD_FILE
 from grader.cli.main import cli
 from grader.courses import course
 from grader.courses.catalog import Catalog
@@ -398,7 +399,7 @@ def test_three_shards_merge_into_the_gradebook_of_one_run(tmp_path: Path) -> Non
         code, text = run("grade", str(batch), "--out", str(out), "--shard", f"{k}/3", *common)
         assert code == 0, text
         assert f"Shard {k}/3:" in text
-    graded = [sorted(p.stem for p in out.glob("*.json")) for out in shards]
+    graded = [sorted(p.stem for p in out.glob("*.json") if p.name != SHARD_FILE) for out in shards]
     every = [name for names in graded for name in names]
     assert sorted(every) == sorted(p.name for p in batch.iterdir())  # a partition
     assert sum(bool(names) for names in graded) >= 2
@@ -407,6 +408,22 @@ def test_three_shards_merge_into_the_gradebook_of_one_run(tmp_path: Path) -> Non
     assert code == 0, text
     assert (merged / "summary.csv").read_text() == (tmp_path / "whole" / "summary.csv").read_text()
     assert len(list(merged.glob("*.json"))) == 9
+
+    # every shard, each with all its reports, or no merge
+    code, text = run("report", str(shards[0]), str(shards[1]), "--out", str(tmp_path / "m2"))
+    assert code == 2 and "shard(s) 3/3 missing" in text, text
+    code, text = run("report", *map(str, shards), str(shards[0]), "--out", str(tmp_path / "m3"))
+    assert code == 2 and " is in two shards: " in text, text
+    k, fullest = max(enumerate(shards, 1), key=lambda pair: len(graded[pair[0] - 1]))
+    (fullest / f"{graded[k - 1][0]}.json").unlink()  # its grading stopped before the last one
+    code, text = run("report", *map(str, shards), "--out", str(tmp_path / "m4"))
+    assert code == 2 and "reports: grade it again with --resume" in text, text
+    args = ["grade", str(batch), "--out", str(fullest), "--shard", f"{k}/3", "--resume"]
+    code, text = run(*args, *common)
+    assert code == 0 and "Resuming: " in text, text
+    code, text = run("report", *map(str, shards), "--out", str(tmp_path / "m5"))
+    assert code == 0, text
+    assert (tmp_path / "m5" / "summary.csv").read_text() == (merged / "summary.csv").read_text()
 
     other = tmp_path / "other_seed"
     args = ["grade", str(batch), "--out", str(other), "--shard", "1/3", *common[:2]]
