@@ -83,3 +83,33 @@ def test_unreadable_results_are_the_candidates_crash(make_grader: Callable[..., 
         assert problem.status is ProblemStatus.crashed, (name, problem.message)
         assert "results the grader cannot read" in problem.message and reason in problem.message
         assert not report.grader_fault
+
+
+def test_an_import_that_never_finishes_scores_nothing(
+    make_grader: Callable[..., Grader], tmp_path: Path
+) -> None:
+    """An entry file that loops, is killed or exits while importing scores 0, as one whose
+    import raises does: its source checks (no forbidden API) do not count for code that never
+    ran to its end. A complete submission in the same batch gets full marks."""
+    entries = {
+        "loops": ("while True:\n    pass\n", ProblemStatus.timeout),
+        "killed": (
+            "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n",
+            ProblemStatus.crashed,
+        ),
+        "exits": ("import os\nos._exit(0)\n", ProblemStatus.crashed),
+        "raises": ("import sys\nsys.exit(3)\n", ProblemStatus.import_error),
+    }
+    for name, (code, _) in entries.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "split_heads.py").write_text(code)
+    grader = make_grader(["split_heads"], problem_seconds=3.0)
+    paths = [tmp_path / name for name in entries] + [ROOT / "submissions" / "complete"]
+    reports = {r.submission: r.problem("split_heads") for r in grader.grade_many(paths, jobs=2)}
+    assert reports["complete"].score == reports["complete"].max_score
+    for name, (_, status) in entries.items():
+        problem = reports[name]
+        assert (problem.status, problem.score) == (status, 0), (name, problem)
+        assert all(c.status is CheckStatus.error for c in problem.checks), name
+    assert "never finished (stopped after 3 s)" in reports["loops"].checks[0].message
+    assert "never finished (killed by signal 9)" in reports["killed"].checks[0].message

@@ -123,7 +123,7 @@ def test_checks_that_need_the_output_fail_saying_what_came_back(
 def forged_runs(prepared: Prepared) -> dict[str, ProblemRun]:
     """Worker output a candidate could forge: no calls at all, or tensors unlike their notes."""
     ended = ProblemExit(exit_code=0, signal=None, timed_out=False, seconds=1.0)
-    empty, unlike = ProblemRun("p", ended), ProblemRun("p", ended)
+    empty, unlike = ProblemRun("p", ended, imported=True), ProblemRun("p", ended, imported=True)
     for probe_id, reference in prepared.reference.items():
         data = ProbeData(id=probe_id, error=None, inspect=None, load=None, calls=[])
         empty.probes[probe_id] = ProbeResult(data, {})

@@ -221,6 +221,7 @@ class ProblemRun:
     problem: str
     exit: ProblemExit | None
     started: bool = False
+    imported: bool = False  # the entry file finished importing
     import_error: ErrorInfo | None = None
     probes: dict[str, ProbeResult] = field(default_factory=dict)
     invalid: list[str] = field(default_factory=list)
@@ -315,6 +316,7 @@ def read_problem(out_dir: Path, problem: str, probes: Mapping[str, Probe]) -> Pr
     if status_path.is_file():
         try:
             run.import_error = read_model(status_path, ImportStatus).import_error
+            run.imported = run.import_error is None
         except InvalidOutput as exc:
             run.invalid.append(str(exc))
     path = folder / RESULTS_FILE

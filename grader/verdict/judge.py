@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import traceback
 
+from grader.courses.spec import ProblemSpec
 from grader.reports.models import CheckReport, CheckStatus, ProblemReport, ProblemStatus
 from grader.sandbox import owntext
 from grader.sandbox.results import ProblemRun
 from grader.verdict.checks import Check, Context, Failure, Verdict
 from grader.verdict.checks.scope import Sources
-from grader.verdict.missing import Missing, missing_text
+from grader.verdict.missing import Missing, missing_text, why_missing
 from grader.verdict.prepare import Prepared
 
 
@@ -23,6 +24,11 @@ def judge_problem(prepared: Prepared, run: ProblemRun, sources: Sources) -> Prob
         verdict = Verdict(CheckStatus.error, message, public=public, missing=Missing.import_failed)
         verdicts = [verdict] * len(prepared.checks)
         status = ProblemStatus.import_error
+    elif not run.imported:  # nothing of the entry file ran to its end: no check can count
+        message = unfinished_import(run, spec)
+        verdict = Verdict(CheckStatus.error, message, missing=why_missing(run))
+        verdicts = [verdict] * len(prepared.checks)
+        status, _ = problem_status(prepared, run, verdicts)
     else:
         verdicts, fault = judge_checks(prepared, run, sources)
         status, message = problem_status(prepared, run, verdicts)
@@ -89,14 +95,34 @@ def check_report(check: Check, verdict: Verdict) -> CheckReport:
     )
 
 
+def unfinished_import(run: ProblemRun, spec: ProblemSpec) -> str:
+    """Why importing the entry file never finished (a timeout, a signal, an exit)."""
+    exit = run.exit
+    if exit is None:
+        how = "the worker stopped first"
+    elif exit.timed_out:
+        how = f"stopped after {spec.limits.problem_seconds:g} s"
+    elif exit.signal is not None:
+        how = f"killed by signal {exit.signal}"
+    elif exit.exit_code not in (0, None):
+        how = f"exited with code {exit.exit_code}"
+    else:
+        how = "its process ended"
+    return f"importing {spec.entry} never finished ({how}): no check counts"
+
+
 def problem_status(
     prepared: Prepared, run: ProblemRun, verdicts: list[Verdict]
 ) -> tuple[ProblemStatus, str]:
     spec = prepared.problem.spec
     exit = run.exit
-    if spec.forbidden_zeroes_problem and any(
-        c.spec.check == "forbidden_api" and v.status is CheckStatus.failed
-        for c, v in zip(prepared.checks, verdicts, strict=True)
+    if (
+        spec.forbidden_zeroes_problem
+        and len(verdicts) == len(prepared.checks)
+        and any(
+            c.spec.check == "forbidden_api" and v.status is CheckStatus.failed
+            for c, v in zip(prepared.checks, verdicts, strict=True)
+        )
     ):
         return ProblemStatus.forbidden_api, "the problem scores 0 (see its forbidden API check)"
     if exit is not None and exit.timed_out:
