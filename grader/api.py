@@ -23,7 +23,7 @@ from grader.platforms.exports import open_export
 from grader.reports.junit import SuiteBy
 from grader.reports.models import Student, SubmissionReport, write_report
 from grader.reports.text import fraction
-from grader.resume import batch_seed, saved_report
+from grader.resume import batch_seed, check_problems, saved_report
 from grader.sandbox.backends.base import LimitOverrides, batch_limits
 from grader.sandbox.backends.select import make_backend
 from grader.strict import Strict
@@ -196,6 +196,13 @@ def check_shards(
             )
 
 
+def stale_reports(submissions: Sequence[Path], out_dir: Path) -> list[str]:
+    """Names of the reports saved in `out_dir` for submissions other than these."""
+    names = {s.resolve().name for s in submissions}
+    saved = sorted(p.stem for p in out_dir.glob("*.json") if p.name != SHARD_FILE)
+    return [name for name in saved if name not in names]
+
+
 class Interrupted(GraderError):
     """A batch stopped by Ctrl-C or SIGTERM once its running submissions were killed: the
     reports written so far are kept, and `--resume` grades the rest with the same seed."""
@@ -223,11 +230,19 @@ def grade_batch(
     if settings.resume:
         seed = batch_seed(list(submissions), out_dir, seed)
         ids = [p.spec.id for p in selected]
+        check_problems(list(submissions), out_dir, ids)
         for submission in submissions:
             report = saved_report(submission, out_dir, ids)
             if report is not None:
                 saved[submission] = report
         listener.note(f"Resuming: {len(saved)} submission(s) already graded")
+    stale = stale_reports(submissions, out_dir)
+    if stale:
+        listener.warn(
+            f"{out_dir} also holds {len(stale)} report(s) of submissions not in this batch "
+            f"({', '.join(stale[:3])}{', ...' if len(stale) > 3 else ''}): its summary.csv "
+            f"leaves them out, but `grader report {out_dir}` would include them"
+        )
     todo = [s for s in submissions if s not in saved]
     if todo:
         from grader.grade import Grader

@@ -35,6 +35,22 @@ def batch_seed(submissions: list[Path], out_dir: Path, asked: int | None) -> int
     return seeds.pop()
 
 
+def check_problems(submissions: list[Path], out_dir: Path, problems: list[str]) -> None:
+    """Refuse to resume a batch saved with other problems: its full reports would be replaced
+    by reports on these alone."""
+    saved = {
+        tuple(p.problem for p in r.problems)
+        for s in submissions
+        if (r := read_saved(s, out_dir)) is not None
+    }
+    other = sorted(saved - {tuple(problems)})
+    if other:
+        raise GraderError(
+            f"the reports in {out_dir} were graded on the problems {', '.join(other[0])}: resume "
+            "with the same --problem options, or grade into another --out folder"
+        )
+
+
 def saved_report(submission: Path, out_dir: Path, problems: list[str]) -> SubmissionReport | None:
     """The report saved for `submission` if it is still valid: same grader version, same
     content hash, same problems and no grader error."""

@@ -146,9 +146,15 @@ def test_resume_grades_the_rest_with_the_batch_seed(tmp_path: Path) -> None:
     args = ["grade", str(tmp_path / "subs"), "--out", str(out), "--resume", "--backend", "local"]
     code, text = run(*args, "--seed", "8", *problems)
     assert code == 2 and "seed(s) [7]" in text
+    code, text = run(*args, "--problem", report.problems[0].problem)
+    assert code == 2 and "resume with the same --problem options" in text, text
+    assert read_report(out / "full.json") == report  # kept, not replaced by a partial one
     code, text = run(*args, *problems)
     assert code == 0, text
     assert "seed 7" in text and read_report(out / "late.json").run.seed == 7
+    shutil.rmtree(saved)  # gone from the class: its report is stale, and said to be
+    code, text = run(*args, *problems)
+    assert code == 0 and "also holds 1 report(s) of submissions not in this batch (full)" in text
 
 
 def test_grade_prints_the_table_by_problem_number(
