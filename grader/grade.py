@@ -63,7 +63,10 @@ class Grader:
         self.prepared: dict[str, Prepared] = prepare(catalog, problems, seed)
         self.parts = {
             pid: problem_part(
-                pid, item.problem.spec.limits.problem_seconds, item.plan.job(), item.plan.tensors
+                pid,
+                self.overrides.problem_seconds or item.problem.spec.limits.problem_seconds,
+                item.plan.job(),
+                item.plan.tensors,
             )
             for pid, item in self.prepared.items()
         }

@@ -18,7 +18,7 @@ def ended(code: int | None = 0, signal: int | None = None, timed_out: bool = Fal
     ("run", "reason", "said"),
     [
         (ProblemRun("p", None), Missing.not_started, "ended before this problem ran"),
-        (ProblemRun("p", ended(None, timed_out=True)), Missing.timed_out, "timed out (limit"),
+        (ProblemRun("p", ended(None, timed_out=True)), Missing.timed_out, "was stopped after 1 s"),
         (ProblemRun("p", ended(None, 9)), Missing.killed, "killed by signal 9 SIGKILL during"),
         (ProblemRun("p", ended(3)), Missing.exited, "exited with code 3"),
         (ProblemRun("p", ended(), invalid=["p0.json: bad"]), Missing.rejected, "malformed: p0"),

@@ -10,7 +10,7 @@ from grader.sandbox import owntext
 from grader.sandbox.results import ProblemRun
 from grader.verdict.checks import Check, Context, Failure, Verdict
 from grader.verdict.checks.scope import Sources
-from grader.verdict.missing import Missing, missing_text, why_missing
+from grader.verdict.missing import Missing, missing_text, stopped, why_missing
 from grader.verdict.prepare import Prepared
 
 
@@ -101,7 +101,7 @@ def unfinished_import(run: ProblemRun, spec: ProblemSpec) -> str:
     if exit is None:
         how = "the worker stopped first"
     elif exit.timed_out:
-        how = f"stopped after {spec.limits.problem_seconds:g} s"
+        how = f"stopped {stopped(exit)}"
     elif exit.signal is not None:
         how = f"killed by signal {exit.signal}"
     elif exit.exit_code not in (0, None):
@@ -126,9 +126,7 @@ def problem_status(
     ):
         return ProblemStatus.forbidden_api, "the problem scores 0 (see its forbidden API check)"
     if exit is not None and exit.timed_out:
-        return ProblemStatus.timeout, (
-            f"stopped after {spec.limits.problem_seconds:g} s; checks that finished count"
-        )
+        return ProblemStatus.timeout, (f"stopped {stopped(exit)}; checks that finished count")
     if exit is None or exit.signal is not None or exit.exit_code not in (0, None):
         how = "the worker stopped before this problem finished"
         if exit is not None and exit.signal is not None:

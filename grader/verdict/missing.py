@@ -7,7 +7,7 @@ import signal
 
 from grader.compat import StrEnum
 from grader.courses.spec import ProblemSpec
-from grader.sandbox.results import ProblemRun
+from grader.sandbox.results import ProblemExit, ProblemRun
 
 
 class Missing(StrEnum):
@@ -43,8 +43,7 @@ def missing_text(reason: Missing, run: ProblemRun, spec: ProblemSpec) -> str:
     if reason is Missing.not_started or exit is None:
         return "the worker ended before this problem ran (see the submission's other errors)"
     if reason is Missing.timed_out:
-        limit = spec.limits.problem_seconds
-        return f"the problem timed out (limit {limit:g} s) before this check's probe finished"
+        return f"the problem was stopped {stopped(exit)} before this check's probe finished"
     if reason is Missing.killed:
         number = exit.signal
         name = f" {signal.Signals(number).name}" if number in signal.valid_signals() else ""
@@ -54,6 +53,13 @@ def missing_text(reason: Missing, run: ProblemRun, spec: ProblemSpec) -> str:
     if reason is Missing.rejected:
         return malformed("; ".join(run.invalid[:3]))
     return "the process ended without a result for this check (e.g. os._exit in the code)"
+
+
+def stopped(exit: ProblemExit) -> str:
+    """When a timed-out problem was stopped: after its own time limit, or with its worker."""
+    if exit.seconds >= 1:
+        return f"after {exit.seconds:.0f} s"
+    return "when the submission's wall clock ran out"
 
 
 def malformed(what: str) -> str:
