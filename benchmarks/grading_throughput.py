@@ -9,7 +9,10 @@ time per submission of:
   - compute: the problems' own time inside the warm workers (each problem's child, from its
     fork to its exit: importing the candidate's code, running the probes, writing the data),
     summed, divided by the jobs run at once;
-then the latency of one complete submission: a fresh container (cold) and a warm worker.
+then the latency of one complete submission: a fresh container (cold) and a warm worker, and
+`grader check` on it as a candidate runs it (the command's wall time, its start included), on
+its default local backend and in a fresh container (of the default image: `check` has no
+`--image`).
 
 With `--rounds R` the batch is cut into R slices and the designs take turns, slice by slice
 (each design's workers kept from one slice to the next), so that a shared machine's drift
@@ -101,6 +104,21 @@ def side_by_side(
     return {d: (seconds[d], reports[d]) for d in designs}
 
 
+def check_latency(submission: Path, backend: str, runs: int = 3) -> float:
+    """Median wall time of the `grader check` command on one submission, start to exit."""
+    grader = shutil.which("grader") or "grader"
+    seconds = []
+    for _ in range(runs):
+        start = time.monotonic()
+        subprocess.run(
+            [grader, "check", str(submission), "--backend", backend],
+            check=True,
+            capture_output=True,
+        )
+        seconds.append(time.monotonic() - start)
+    return sorted(seconds)[len(seconds) // 2]
+
+
 def latency(backend: Backend, submission: Path, seed: int, warm: bool) -> float:
     """Seconds to grade one submission, after a first one has warmed the backend if `warm`."""
     catalog = Catalog()
@@ -161,6 +179,10 @@ def main(
     cold = latency(DockerBackend(image), complete, seed, warm=False)
     warm = latency(WarmBackend(image), complete, seed, warm=True)
     click.echo(f"latency of one complete submission: cold {cold:.2f} s, warm {warm:.2f} s")
+    local, docker = (check_latency(complete, b) for b in ("local", "docker"))
+    click.echo(
+        f"`grader check` on it, the command's wall time: local {local:.2f} s, docker {docker:.2f} s"
+    )
 
 
 def ratio(seconds: float, floor: float | None) -> str:
