@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -143,8 +144,9 @@ def test_the_hosts_reader_matches_the_workers_record(model: type[Strict]) -> Non
 
 
 def test_a_warm_workers_submission_arrives_whole(tmp_path: Path) -> None:
-    """The header the host writes is the worker's record, field for field; the files land
-    as they were, and the job stream follows."""
+    """The header the host writes is the worker's record, field for field; the files arrive
+    as they were, each problem finds them so whatever an earlier one did, and the job stream
+    follows."""
     source = tmp_path / "source"
     (source / "pkg").mkdir(parents=True)
     (source / "a.py").write_text("x = 1\n")
@@ -152,16 +154,29 @@ def test_a_warm_workers_submission_arrives_whole(tmp_path: Path) -> None:
     (source / "link.py").symlink_to(source / "a.py")
     job = encode_job([problem_part("a", 7, problem("a"), {"a/x": torch.zeros(4)})])
     with piped(encode_submission(source, 12.5, job)) as read:
-        header = worker.read_submission(read, tmp_path / "copy")
+        submission = worker.read_submission(read)
         parts = worker.read_job(read)
         assert os.read(read, 1) == b""
-    assert header is not None
+    assert submission is not None
+    header, files = submission
     assert set(header) == set(get_type_hints(worker.SubmissionHeader))
     assert (header["version"], header["wall"]) == (PROTOCOL_VERSION, 12.5)
     assert [set(f) for f in header["files"]] == [set(get_type_hints(worker.SubmissionFile))] * 2
-    copied = sorted(p.relative_to(tmp_path / "copy") for p in (tmp_path / "copy").rglob("*.py"))
-    assert copied == [Path("a.py"), Path("pkg/b.py")]
-    assert (tmp_path / "copy" / "pkg" / "b.py").read_bytes() == b"\x00" * 70_000
+    assert files == {Path("a.py"): b"x = 1\n", Path("pkg/b.py"): b"\x00" * 70_000}
+    copy = tmp_path / "copy"
+    worker.restore(copy, files)
+    assert worker.snapshot(copy) == files
+    # what a problem may do to the folder: the next one finds it as handed in
+    (copy / "a.py").write_text("raise SystemExit\n")
+    (copy / "planted.py").write_text("x = 2\n")
+    (copy / "pkg" / "b.py").unlink()
+    (copy / "pkg").chmod(0o500)
+    worker.restore(copy, files)
+    assert worker.snapshot(copy) == files
+    shutil.rmtree(copy)
+    copy.symlink_to(source)
+    worker.restore(copy, files)
+    assert not copy.is_symlink() and worker.snapshot(copy) == files
     assert [p.id for p in parts] == ["a"]
     for part in parts:
         os.close(part.fd)

@@ -839,6 +839,37 @@ def fresh_folder(path: Path) -> None:
     path.mkdir()
 
 
+Files = dict[Path, bytes]
+"""A submission's files by their path in its folder."""
+
+
+def snapshot(root: Path) -> Files:
+    """The files under `root` as they are now (links left out)."""
+    return {
+        path.relative_to(root): path.read_bytes()
+        for path in sorted(root.rglob("*"))
+        if path.is_file() and not path.is_symlink()
+    }
+
+
+def restore(root: Path, files: Files) -> None:
+    """Make `root` hold exactly `files`, whatever an earlier problem of the submission did to
+    it (rewrote, added, removed or locked a file, replaced the folder by a link): each problem
+    runs on the files handed in, as in a container whose submission is mounted read-only."""
+    if root.is_dir() and not root.is_symlink():
+        root.chmod(0o755)
+        empty(root)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            root.unlink()
+        root.mkdir(mode=0o755)
+    for relative, data in files.items():
+        target = root / relative
+        target.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+        target.write_bytes(data)
+        target.chmod(0o644)
+
+
 def wait_child(pid: int, timeout: float) -> tuple[int | None, int | None, bool]:
     """Wait for a child up to `timeout` seconds: (exit code, signal, timed out)."""
     pidfd = os.pidfd_open(pid)
@@ -1035,9 +1066,9 @@ def send_frame(fd: int, kind: bytes, payload: bytes) -> None:
         data = data[os.write(fd, data) :]
 
 
-def read_submission(fd: int, root: Path) -> SubmissionHeader | None:
+def read_submission(fd: int) -> tuple[SubmissionHeader, Files] | None:
     """The next submission's header (u64 size, then `SubmissionHeader` JSON) and its files,
-    written under `root`; None at the end of the stream."""
+    kept in memory (`restore` writes them before each problem); None at the end of the stream."""
     first = os.read(fd, 8)
     if not first:
         return None
@@ -1047,16 +1078,13 @@ def read_submission(fd: int, root: Path) -> SubmissionHeader | None:
     header: SubmissionHeader = json.loads(read_exact(fd, size))
     if header["version"] != PROTOCOL_VERSION:
         raise ValueError(f"submission of protocol {header['version']}, worker {PROTOCOL_VERSION}")
-    root.mkdir(mode=0o755)
+    files: Files = {}
     for entry in header["files"]:
         relative = Path(entry["name"])
-        if relative.is_absolute() or ".." in relative.parts:
+        if relative.is_absolute() or ".." in relative.parts or not relative.parts:
             raise ValueError(f"unsafe file name {entry['name']!r}")
-        target = root / relative
-        target.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
-        target.write_bytes(read_exact(fd, int(entry["size"])))
-        target.chmod(0o644)
-    return header
+        files[relative] = read_exact(fd, int(entry["size"]))
+    return header, files
 
 
 def oom_kills() -> int | None:
@@ -1139,7 +1167,12 @@ def leftovers(out: Path) -> list[str]:
 
 
 def serve_one(
-    header: SubmissionHeader, parts: list[Part], from_host: int, channel: int, out: Path
+    header: SubmissionHeader,
+    files: Files,
+    parts: list[Part],
+    from_host: int,
+    channel: int,
+    out: Path,
 ) -> bool:
     """Grade one submission, each problem in a child of this process, as PID 1 (a signal from
     a child to this process, its parent, is dropped by the kernel; `kill(-1)` reaches no one
@@ -1149,7 +1182,8 @@ def serve_one(
     start = time.monotonic()
     code = 0
     try:
-        run_submission(parts, str(SUBMISSION_DIR), out, (from_host, channel), FrameWriter(channel))
+        inherited = (from_host, channel)
+        run_submission(parts, str(SUBMISSION_DIR), files, out, inherited, FrameWriter(channel))
     except Exception:  # the grader's own fault: this container serves no other
         traceback.print_exc()
         code = 70
@@ -1233,10 +1267,11 @@ def serve(from_host: int, channel: int, out: Path, count: int) -> int:
     warm_up()
     send_frame(channel, b"R", json.dumps(worker_report()).encode())
     for _ in range(count):
-        header = read_submission(from_host, SUBMISSION_DIR)
-        if header is None:
+        submission = read_submission(from_host)
+        if submission is None:
             return 0
-        if not serve_one(header, read_job(from_host), from_host, channel, out):
+        header, files = submission
+        if not serve_one(header, files, read_job(from_host), from_host, channel, out):
             return 0
     return 0
 
@@ -1253,17 +1288,21 @@ def worker_report() -> WorkerReport:
 def run_submission(
     parts: list[Part],
     submission: str,
+    files: Files | None,
     out: Path,
     inherited: tuple[int, ...],
     sink: PipeWriter | FrameWriter | None,
 ) -> None:
     """Run each problem of the job in a child of its own (which first closes the `inherited`
-    descriptors), one after another, and send each problem's files on `sink` as soon as its
-    processes are gone, or leave them without one."""
+    descriptors), one after another, on the submission's `files` written anew (None: its
+    folder is read-only), and send each problem's files on `sink` as soon as its processes are
+    gone, or leave them without one."""
     emitter = Emitter(out, sink)
     write_json(out / "worker.json", worker_report())
     emitter.send(out / "worker.json")
     for index, part in enumerate(parts):
+        if files is not None:
+            restore(Path(submission), files)
         folder = out / part.id
         fresh_folder(folder)
         (folder / "started").touch()
@@ -1318,7 +1357,9 @@ def main(argv: list[str] | None = None) -> int:
     os.dup2(null, 0)
     os.close(null)
     sink = PipeWriter(data_fd) if args.emit_tar else None
-    run_submission(parts, os.path.realpath(args.submission), args.out, (data_fd,), sink)
+    submission = Path(os.path.realpath(args.submission))
+    files = snapshot(submission) if os.access(submission, os.W_OK) else None
+    run_submission(parts, str(submission), files, args.out, (data_fd,), sink)
     if sink is None:
         os.close(data_fd)
     return 0

@@ -22,8 +22,9 @@ import pytest
 from grader.courses.catalog import Catalog
 from grader.grade import Grader
 from grader.reports.models import SubmissionReport
-from grader.sandbox.backends.base import WorkerJob, WorkerRun
+from grader.sandbox.backends.base import Backend, WorkerJob, WorkerRun
 from grader.sandbox.backends.docker import DockerBackend
+from grader.sandbox.backends.local import LocalBackend
 from grader.sandbox.backends.warm import WarmBackend
 from tests.conftest import ROOT
 
@@ -263,3 +264,57 @@ def test_a_problem_that_signals_its_parent_or_group_takes_nothing_else_with_it(
     assert warm.problem("split_heads").score == warm.problem("split_heads").max_score
     assert complete.total == complete.max_total
     assert backend.containers[0] == backend.containers[1]
+
+
+REWRITE = """
+import pathlib
+
+here = pathlib.Path(__file__).resolve().parent
+try:
+    (here / "mha_by_loop.py").write_text("raise SystemExit(3)\\n")
+    (here / "causal_self_attention.py").unlink()
+    (here / "planted.py").write_text("x = 1\\n")
+    print("REWROTE")
+except OSError as exc:
+    print("READ-ONLY", type(exc).__name__)
+"""
+
+
+def test_a_problem_that_rewrites_the_submission_changes_no_other_problem(
+    sandbox_image: str, tmp_path: Path
+) -> None:
+    """A whole submission whose first problem, on import, rewrites a later problem's file,
+    deletes another's and plants a file of its own: each later problem still runs on the files
+    handed in. Warm (where the files are written in the container's /tmp, which the submission
+    can write) and local (a folder the candidate owns), the rewrite takes and is undone before
+    the next problem; in a container of its own the folder is mounted read-only. Every report
+    gets full marks and they agree."""
+    catalog = Catalog()
+    problems = list(catalog.problems.values())
+    rewriter = tmp_path / "rewriter"
+    shutil.copytree(VICTIM, rewriter)
+    first = rewriter / "self_attention.py"
+    first.write_text(first.read_text() + REWRITE)
+
+    reports: dict[str, SubmissionReport] = {}
+    backends: dict[str, Backend] = {
+        "container": DockerBackend(sandbox_image),
+        "warm": WarmBackend(sandbox_image),
+        "local": LocalBackend(),
+    }
+    for name, backend in backends.items():
+        grader = Grader(catalog, problems, backend, seed=9)
+        try:
+            reports[name] = grader.grade(rewriter)
+        finally:
+            grader.close()
+
+    said = {name: r.problem("self_attention").stdout.strip() for name, r in reports.items()}
+    assert said["container"].startswith("READ-ONLY") and said["warm"] == said["local"] == "REWROTE"
+    for report in reports.values():
+        assert report.total == report.max_total, report
+    views = [comparable(r) for r in reports.values()]
+    for view in views:
+        assert view["problems"][0]["problem"] == "self_attention"
+        view["problems"][0].pop("stdout")
+    assert views[0] == views[1] == views[2]
