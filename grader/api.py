@@ -9,7 +9,7 @@ tensors is imported by the functions that grade, so that rendering starts withou
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -165,21 +165,19 @@ def read_shard(folder: Path) -> ShardRecord | None:
         raise GraderError(f"{path}: not a shard record ({exc})") from exc
 
 
-def check_shards(
-    records: Mapping[Path, ShardRecord | None], graded: Mapping[Path, set[str]]
-) -> None:
-    """Refuse a merge that is not every shard of one batch, each with all its reports."""
+def check_records(records: Mapping[Path, ShardRecord | None]) -> None:
+    """Refuse a merge that is not every shard of one batch, from their records alone."""
     missing = [str(f) for f, r in records.items() if r is None]
     if missing:
         raise GraderError(f"not the output of `grader grade --shard`: {', '.join(missing)}")
-    known = {f: r for f, r in records.items() if r is not None}
-    seeds = sorted({r.seed for r in known.values()})
+    known = [r for r in records.values() if r is not None]
+    seeds = sorted({r.seed for r in known})
     if len(seeds) > 1:
         raise GraderError(f"the shards were graded with different seeds: {seeds}")
-    (count, *others) = sorted({r.count for r in known.values()})
+    (count, *others) = sorted({r.count for r in known})
     if others:
         raise GraderError(f"shards of batches cut in {count} and {others[0]} slices")
-    given = sorted(r.index for r in known.values())
+    given = sorted(r.index for r in known)
     if len(set(given)) < len(given):
         raise GraderError(f"a shard given twice: {given}")
     absent = [f"{k}/{count}" for k in range(1, count + 1) if k not in given]
@@ -187,18 +185,22 @@ def check_shards(
         raise GraderError(
             f"shard(s) {', '.join(absent)} missing: the gradebook would lack their submissions"
         )
-    for folder, record in known.items():
+
+
+def check_complete(records: Mapping[Path, ShardRecord], graded: Mapping[Path, set[str]]) -> None:
+    """Refuse a merge of shards one of which lacks some of its reports."""
+    for folder, record in records.items():
         lacking = set(record.submissions) - graded[folder]
         if lacking:
             raise GraderError(
-                f"shard {record.index}/{count} ({folder}) lacks {len(lacking)} of its "
+                f"shard {record.index}/{record.count} ({folder}) lacks {len(lacking)} of its "
                 f"{len(record.submissions)} reports: grade it again with --resume"
             )
 
 
-def stale_reports(submissions: Sequence[Path], out_dir: Path) -> list[str]:
+def stale_reports(names: Iterable[str], out_dir: Path) -> list[str]:
     """Names of the reports saved in `out_dir` for submissions other than these."""
-    names = {s.resolve().name for s in submissions}
+    names = set(names)
     saved = sorted(p.stem for p in out_dir.glob("*.json") if p.name != SHARD_FILE)
     return [name for name in saved if name not in names]
 
@@ -236,7 +238,7 @@ def grade_batch(
             if report is not None:
                 saved[submission] = report
         listener.note(f"Resuming: {len(saved)} submission(s) already graded")
-    stale = stale_reports(submissions, out_dir)
+    stale = stale_reports((s.resolve().name for s in submissions), out_dir)
     if stale:
         listener.warn(
             f"{out_dir} also holds {len(stale)} report(s) of submissions not in this batch "
@@ -334,10 +336,17 @@ def saved_reports(folder: Path) -> list[SubmissionReport]:
     return reports
 
 
-def merged_reports(folders: Sequence[Path]) -> list[SubmissionReport]:
-    """The reports of a batch's shards as one batch, by submission name; refused when the
-    shards were graded with different seeds or problems, or share a submission, and, for the
-    folders of `grader grade --shard`, unless they are every shard, each with all its reports."""
+def merged_reports(folders: Sequence[Path], out_dir: Path) -> list[SubmissionReport]:
+    """The reports of a batch's shards as one batch, by submission name, to be written in
+    `out_dir`; refused when the shards were graded with different seeds or problems, share a
+    submission, or include `out_dir`, and, for the folders of `grader grade --shard`, unless
+    they are every shard, each with all its reports."""
+    inputs = [f for f in folders if f.resolve() == out_dir.resolve()]
+    if inputs:
+        raise GraderError(f"--out {out_dir} is one of the shards: merge into another folder")
+    records = {folder: read_shard(folder) for folder in folders}
+    if any(records.values()):
+        check_records(records)
     reports: dict[str, SubmissionReport] = {}
     origin: dict[str, Path] = {}
     graded: dict[Path, set[str]] = {}
@@ -349,9 +358,9 @@ def merged_reports(folders: Sequence[Path]) -> list[SubmissionReport]:
                 raise GraderError(f"{name} is in two shards: {origin[name]} and {folder}")
             reports[name], origin[name] = report, folder
             graded[folder].add(name)
-    records = {folder: read_shard(folder) for folder in folders}
-    if any(records.values()):
-        check_shards(records, graded)
+    shards = {f: r for f, r in records.items() if r is not None}
+    if shards:
+        check_complete(shards, graded)
     batch = list(reports.values())
     if not batch:
         raise GraderError(f"no submission reports in {', '.join(map(str, folders))}")

@@ -16,7 +16,7 @@ import yaml
 from click.testing import CliRunner
 
 from grader import __version__
-from grader.api import SHARD_FILE
+from grader.api import SHARD_FILE, Shard
 from grader.cli.main import cli
 from grader.courses import course
 from grader.courses.catalog import Catalog
@@ -418,6 +418,18 @@ def test_three_shards_merge_into_the_gradebook_of_one_run(tmp_path: Path) -> Non
     # every shard, each with all its reports, or no merge
     code, text = run("report", str(shards[0]), str(shards[1]), "--out", str(tmp_path / "m2"))
     assert code == 2 and "shard(s) 3/3 missing" in text, text
+    code, text = run("report", str(shards[1]), "--out", str(tmp_path / "m1"))
+    assert code == 2 and "shard(s) 1/3, 3/3 missing" in text, text
+    code, text = run("report", *map(str, shards), "--out", str(shards[0]))
+    assert code == 2 and "is one of the shards" in text, text
+    # a slice of a batch cut in 4 that shares a submission with the first of 3
+    slice_of_4 = next(k for k in (1, 2, 3, 4) if Shard(k, 4).holds(graded[0][0]))
+    cut_in_4 = tmp_path / "cut_in_4"
+    args = ["grade", str(batch), "--out", str(cut_in_4), "--shard", f"{slice_of_4}/4"]
+    code, text = run(*args, *common)
+    assert code == 0, text
+    code, text = run("report", str(shards[0]), str(shards[1]), str(cut_in_4), "--out", str(merged))
+    assert code == 2 and "shards of batches cut in 3 and 4 slices" in text, text
     code, text = run("report", *map(str, shards), str(shards[0]), "--out", str(tmp_path / "m3"))
     assert code == 2 and " is in two shards: " in text, text
     k, fullest = max(enumerate(shards, 1), key=lambda pair: len(graded[pair[0] - 1]))
@@ -430,6 +442,10 @@ def test_three_shards_merge_into_the_gradebook_of_one_run(tmp_path: Path) -> Non
     code, text = run("report", *map(str, shards), "--out", str(tmp_path / "m5"))
     assert code == 0, text
     assert (tmp_path / "m5" / "summary.csv").read_text() == (merged / "summary.csv").read_text()
+    ghost = tmp_path / "m5" / "ghost.json"
+    ghost.write_text((tmp_path / "m5" / f"{graded[0][0]}.json").read_text())
+    code, text = run("report", *map(str, shards), "--out", str(tmp_path / "m5"))
+    assert code == 0 and "already holds 1 report(s) of submissions not in these shards" in text
 
     other = tmp_path / "other_seed"
     args = ["grade", str(batch), "--out", str(other), "--shard", "1/3", *common[:2]]
@@ -443,3 +459,5 @@ def test_three_shards_merge_into_the_gradebook_of_one_run(tmp_path: Path) -> Non
     assert code == 2 and "--shard needs --seed" in text
     code, text = run("grade", str(batch), "--shard", "4/3", "--backend", "local")
     assert code == 2 and "1 <= K <= N" in text
+    code, text = run("grade", str(batch), "--backend", "local", "--isolation", "container")
+    assert code == 2 and "--isolation is for --backend docker" in text

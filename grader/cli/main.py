@@ -280,11 +280,10 @@ def check(
 @click.option(
     "--isolation",
     type=click.Choice(["warm", "container"]),
-    default="warm",
-    show_default=True,
-    help="Docker only: warm workers (long-lived containers that import torch once, each "
-    "grading submissions one after another and cleaning up between them) or a fresh container "
-    "per submission.",
+    default=None,
+    help="Docker only: warm workers (the default: long-lived containers that import torch "
+    "once, each grading submissions one after another and cleaning up between them) or a fresh "
+    "container per submission.",
 )
 @click.option("--problem", "problems", multiple=True, help="Grade only these problems.")
 @click.option(
@@ -328,7 +327,7 @@ def grade(
     out_dir: Path,
     backend: str,
     image: str | None,
-    isolation: str,
+    isolation: str | None,
     problems: tuple[str, ...],
     jobs: int,
     seed: int | None,
@@ -346,6 +345,11 @@ def grade(
     from grader import api
     from grader.reports.terminal import print_scores, progress
 
+    if isolation is not None and backend != "docker":
+        raise GraderError(
+            "--isolation is for --backend docker: the local backend runs each submission in a "
+            "process of its own, unsandboxed"
+        )
     found = opened(course)
     catalog = found.catalog
     if catalog.is_kit:
@@ -362,7 +366,7 @@ def grade(
         seed,
         limits,
         resume,
-        isolation=isolation,
+        isolation=isolation or "warm",
         shard=api.Shard(*shard) if shard else None,
     )
     listener = api.Listener(
@@ -407,7 +411,8 @@ def report(
     junit_by: str,
 ) -> None:
     """Render outputs again from the JSON reports saved in DIRECTORY, without regrading; or
-    merge the output folders of a batch's shards into one (`--out` then says where).
+    merge the output folders of a batch's shards into one (`--out` then says where: a shard's
+    folder with --out is merged, and refused unless every shard of its batch is given).
 
     The gradebook CSV is always written; --format adds more.
     """
@@ -415,14 +420,26 @@ def report(
     from grader.reports.models import write_report
 
     shown = reveal_after_due(reveal, read_course(course))
-    if len(directories) == 1:
-        (directory,) = directories
-        reports = api.saved_reports(directory)
-        render(reports, formats, out_dir or directory, shown, junit_by)
+    (first, *others) = directories
+    if not others and (out_dir is None or api.read_shard(first) is None):
+        reports = api.saved_reports(first)
+        if out_dir is not None and out_dir.resolve() != first.resolve():
+            for saved in reports:
+                write_report(saved, out_dir)
+        render(reports, formats, out_dir or first, shown, junit_by)
         return
     if out_dir is None:
         raise GraderError("merging shards needs --out: the folder of the merged outputs")
-    reports = api.merged_reports(directories)
+    reports = api.merged_reports(directories, out_dir)
+    stale = api.stale_reports((r.submission for r in reports), out_dir) if out_dir.is_dir() else []
+    if stale:
+        click.secho(
+            f"{out_dir} already holds {len(stale)} report(s) of submissions not in these shards "
+            f"({', '.join(stale[:3])}{', ...' if len(stale) > 3 else ''}): its summary.csv "
+            f"leaves them out, but `grader report {out_dir}` would include them",
+            fg="yellow",
+            err=True,
+        )
     for merged in reports:
         write_report(merged, out_dir)
     render(reports, formats, out_dir, shown, junit_by)
