@@ -190,7 +190,7 @@ def assert_well_formed(run: Run) -> None:
     assert sum(t["max_score"] for t in tests) == FULL_MARKS
     hidden = {t["name"] for t in tests if t["visibility"] == "hidden"}
     assert hidden == hidden_checks(run.report)  # by name, for instructors; Gradescope hides them
-    assert run.report["run"]["environment"]["isolation"] == f"user {STUDENT} (rlimits)"
+    assert run.report["run"]["environment"]["runs_as"] == f"{STUDENT} (rlimits)"
     assert f"LEFT BY {STUDENT}: 0" in run.stderr
 
 
