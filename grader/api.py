@@ -198,11 +198,19 @@ def check_complete(records: Mapping[Path, ShardRecord], graded: Mapping[Path, se
             )
 
 
-def stale_reports(names: Iterable[str], out_dir: Path) -> list[str]:
-    """Names of the reports saved in `out_dir` for submissions other than these."""
+def stale_warning(names: Iterable[str], out_dir: Path, batch: str) -> str | None:
+    """A warning when `out_dir` holds reports of submissions other than these (`batch` says
+    which they are), which its gradebook leaves out; None when it holds no other."""
     names = set(names)
     saved = sorted(p.stem for p in out_dir.glob("*.json") if p.name != SHARD_FILE)
-    return [name for name in saved if name not in names]
+    stale = [name for name in saved if name not in names]
+    if not stale:
+        return None
+    return (
+        f"{out_dir} also holds {len(stale)} report(s) of submissions not in {batch} "
+        f"({', '.join(stale[:3])}{', ...' if len(stale) > 3 else ''}): its summary.csv "
+        f"leaves them out, but `grader report {out_dir}` would include them"
+    )
 
 
 class Interrupted(GraderError):
@@ -238,13 +246,9 @@ def grade_batch(
             if report is not None:
                 saved[submission] = report
         listener.note(f"Resuming: {len(saved)} submission(s) already graded")
-    stale = stale_reports((s.resolve().name for s in submissions), out_dir)
-    if stale:
-        listener.warn(
-            f"{out_dir} also holds {len(stale)} report(s) of submissions not in this batch "
-            f"({', '.join(stale[:3])}{', ...' if len(stale) > 3 else ''}): its summary.csv "
-            f"leaves them out, but `grader report {out_dir}` would include them"
-        )
+    stale = stale_warning((s.resolve().name for s in submissions), out_dir, "this batch")
+    if stale is not None:
+        listener.warn(stale)
     todo = [s for s in submissions if s not in saved]
     if todo:
         from grader.grade import Grader
@@ -341,8 +345,7 @@ def merged_reports(folders: Sequence[Path], out_dir: Path) -> list[SubmissionRep
     `out_dir`; refused when the shards were graded with different seeds or problems, share a
     submission, or include `out_dir`, and, for the folders of `grader grade --shard`, unless
     they are every shard, each with all its reports."""
-    inputs = [f for f in folders if f.resolve() == out_dir.resolve()]
-    if inputs:
+    if any(f.resolve() == out_dir.resolve() for f in folders):
         raise GraderError(f"--out {out_dir} is one of the shards: merge into another folder")
     records = {folder: read_shard(folder) for folder in folders}
     if any(records.values()):

@@ -445,7 +445,7 @@ def test_three_shards_merge_into_the_gradebook_of_one_run(tmp_path: Path) -> Non
     ghost = tmp_path / "m5" / "ghost.json"
     ghost.write_text((tmp_path / "m5" / f"{graded[0][0]}.json").read_text())
     code, text = run("report", *map(str, shards), "--out", str(tmp_path / "m5"))
-    assert code == 0 and "already holds 1 report(s) of submissions not in these shards" in text
+    assert code == 0 and "also holds 1 report(s) of submissions not in these shards" in text
 
     other = tmp_path / "other_seed"
     args = ["grade", str(batch), "--out", str(other), "--shard", "1/3", *common[:2]]

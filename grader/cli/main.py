@@ -421,29 +421,23 @@ def report(
 
     shown = reveal_after_due(reveal, read_course(course))
     (first, *others) = directories
-    if not others and (out_dir is None or api.read_shard(first) is None):
+    merging = bool(others) or (out_dir is not None and api.read_shard(first) is not None)
+    if not merging:
         reports = api.saved_reports(first)
-        if out_dir is not None and out_dir.resolve() != first.resolve():
-            for saved in reports:
-                write_report(saved, out_dir)
-        render(reports, formats, out_dir or first, shown, junit_by)
-        return
-    if out_dir is None:
+    elif out_dir is None:
         raise GraderError("merging shards needs --out: the folder of the merged outputs")
-    reports = api.merged_reports(directories, out_dir)
-    stale = api.stale_reports((r.submission for r in reports), out_dir) if out_dir.is_dir() else []
-    if stale:
-        click.secho(
-            f"{out_dir} already holds {len(stale)} report(s) of submissions not in these shards "
-            f"({', '.join(stale[:3])}{', ...' if len(stale) > 3 else ''}): its summary.csv "
-            f"leaves them out, but `grader report {out_dir}` would include them",
-            fg="yellow",
-            err=True,
-        )
-    for merged in reports:
-        write_report(merged, out_dir)
-    render(reports, formats, out_dir, shown, junit_by)
-    click.echo(f"merged {len(reports)} report(s) from {len(directories)} shards", err=True)
+    else:
+        reports = api.merged_reports(directories, out_dir)
+        stale = api.stale_warning((r.submission for r in reports), out_dir, "these shards")
+        if stale is not None:
+            click.secho(stale, fg="yellow", err=True)
+    target = out_dir or first
+    if target.resolve() != first.resolve():  # a merge's --out is never one of its shards
+        for saved in reports:
+            write_report(saved, target)
+    render(reports, formats, target, shown, junit_by)
+    if merging:
+        click.echo(f"merged {len(reports)} report(s) from {len(directories)} shards", err=True)
 
 
 @cli.command()
