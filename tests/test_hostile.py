@@ -29,12 +29,17 @@ def test_hostile_batch(make_grader: Callable[..., Grader]) -> None:
     names = sorted(EXPECTED_STATUS)
     paths = [HOSTILE / n for n in names] + [ROOT / "submissions" / "complete"]
     reports = {r.submission: r for r in grader.grade_many(paths, jobs=2)}
+    expected = dict(EXPECTED_STATUS)
+    if grader.environment.get("pid_namespace") == "its own":
+        # the worker is PID 1 of its namespace: the kernel drops its child's signal, as in a
+        # container, and the module's wrong values are graded
+        expected["kills_worker"] = ProblemStatus.graded
 
     honest = reports["complete"].problem("causal_self_attention")
     assert honest.score == honest.max_score
     for name in names:
         problem = reports[name].problem("causal_self_attention")
-        assert problem.status is EXPECTED_STATUS[name], (name, problem.status, problem.message)
+        assert problem.status is expected[name], (name, problem.status, problem.message)
         assert not reports[name].grader_fault
         guarded = VALUE_CHECKS if problem.status is not ProblemStatus.graded else {"allclose"}
         guarded = guarded - HONEST_FOR_PER_TOKEN_OUTPUT

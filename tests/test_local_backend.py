@@ -48,8 +48,14 @@ import os
 import resource
 
 print("ids", os.getuid(), os.getgid(), len(os.getgroups()))
-for name in ("RLIMIT_CPU", "RLIMIT_AS", "RLIMIT_FSIZE", "RLIMIT_NPROC", "RLIMIT_CORE"):
-    print(name, *resource.getrlimit(getattr(resource, name)))
+for name, kind in (
+    ("RLIMIT_CPU", resource.RLIMIT_CPU),
+    ("RLIMIT_AS", resource.RLIMIT_AS),
+    ("RLIMIT_FSIZE", resource.RLIMIT_FSIZE),
+    ("RLIMIT_NPROC", resource.RLIMIT_NPROC),
+    ("RLIMIT_CORE", resource.RLIMIT_CORE),
+):
+    print(name, *resource.getrlimit(kind))
 """
 SPLIT_HEADS = (PROBLEMS_DIR / "split_heads" / "reference.py").read_text()
 
@@ -163,12 +169,15 @@ def test_every_process_a_problem_starts_ends_with_it(
     submission = tmp_path / "submission"
     submission.mkdir()
     (submission / "split_heads.py").write_text(DETACHED.format(count=20, pids=str(pids)))
-    problem = make_grader(["split_heads"]).grade(submission).problem("split_heads")
+    grader = make_grader(["split_heads"])
+    problem = grader.grade(submission).problem("split_heads")
     assert problem.score == problem.max_score, problem.message
     assert problem.message == "20 process(es) it left running were killed"
     started = [int(line) for line in pids.read_text().split()]
     assert len(started) == 20
-    assert not [pid for pid in started if Path(f"/proc/{pid}").exists()]
+    assert not leftover_processes(str(grader.workdir))
+    if grader.environment.get("pid_namespace") != "its own":  # else the pids are the namespace's
+        assert not [pid for pid in started if Path(f"/proc/{pid}").exists()]
 
 
 def test_an_interrupt_stops_the_batch_at_once(
@@ -357,3 +366,24 @@ def test_a_batch_runs_jobs_workers_at_a_time_and_judges_while_the_next_runs(
     starts = sorted(t for kind, edge, t in events if (kind, edge) == ("run", "start"))
     assert len(starts) == len(ends) == 3
     assert all(start < end for start, end in zip(starts[1:], ends, strict=False)), events
+
+
+def test_a_process_left_by_one_submission_cannot_touch_another(catalog: Catalog) -> None:
+    """A detached process that SIGKILLs every process it sees start (the cause of a correct
+    submission's problems killed within milliseconds of starting) lives while a complete
+    submission is graded beside it: in PID namespaces of their own, it sees none of them."""
+    backend = LocalBackend()
+    if not backend.namespace:
+        pytest.skip("this machine lets no unprivileged account make a PID namespace")
+    haunter = Path(__file__).parent / "hostile" / "haunts_others"
+    control = Path(__file__).parents[1] / "submissions" / "complete"
+    with Grader(catalog, list(catalog.problems.values()), backend, 0) as grader:
+        reports = grader.grade_many([haunter, control], jobs=2)
+    assert backend.describe()["pid_namespace"] == "its own"
+    assert reports[1].total == reports[1].max_total, [
+        (p.problem, p.message) for p in reports[1].problems if p.score < p.max_score
+    ]
+    assert (
+        reports[0].problem("causal_attention").score
+        == reports[0].problem("causal_attention").max_score
+    )

@@ -11,6 +11,10 @@ the account left is killed after each run (so runs as one account go one at a ti
 
 The worker starts through `launch.py`, which sets the rlimits and then drops to the account
 in the child itself, before the worker's first instruction: no limit is set from outside.
+Where the machine lets an unprivileged account make one (util-linux's `unshare`, user
+namespaces allowed), the worker runs as PID 1 of a PID namespace of its own: no process of a
+submission can see or signal another's (a process left behind by one submission SIGKILLed the
+problems of another graded beside it), and none outlives its worker.
 """
 
 from __future__ import annotations
@@ -79,6 +83,37 @@ def launched(
     return [sys.executable, "-I", "-S", launch.__file__, "run", json.dumps(settings), *command]
 
 
+NAMESPACE_OPTIONS = (
+    "--user",
+    "--map-current-user",
+    "--pid",
+    "--fork",
+    "--kill-child",
+    "--mount-proc",
+)
+"""`unshare`'s options for a PID namespace of the worker's own, with its own /proc, made by an
+unprivileged account (a user namespace that maps it to itself, so it keeps no capability)."""
+
+
+def namespace_prefix(user: pwd.struct_passwd | None) -> tuple[str, ...]:
+    """The command that starts the worker in a PID namespace of its own, if this machine lets
+    the account that runs it make one (tried once, as that account); else nothing."""
+    unshare, true = shutil.which("unshare"), shutil.which("true")
+    if unshare is None or true is None:
+        return ()
+    try:
+        tried = subprocess.run(
+            launched([unshare, *NAMESPACE_OPTIONS, true], {}, user),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=30,
+            env={},
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    return (unshare, *NAMESPACE_OPTIONS) if tried.returncode == 0 else ()
+
+
 def sweep(user: pwd.struct_passwd) -> None:
     """Kill every process of `user`'s, also those that left the worker's process group."""
     subprocess.run(
@@ -141,6 +176,7 @@ class LocalBackend:
 
     def __init__(self, user: str | None = None, ready: Limits | None = None) -> None:
         self.user = pwd.getpwnam(user) if user is not None else None
+        self.namespace = namespace_prefix(self.user)
         self._one_at_a_time = threading.Lock()
         self._ready: Started | None = None
         if ready is not None:
@@ -154,7 +190,13 @@ class LocalBackend:
 
         account = "the grader's" if self.user is None else self.user.pw_name
         account += " (rlimits)"
-        return {"backend": self.name, "torch_version": torch.__version__, "runs_as": account}
+        pids = "its own" if self.namespace else "the machine's"
+        return {
+            "backend": self.name,
+            "torch_version": torch.__version__,
+            "runs_as": account,
+            "pid_namespace": pids,
+        }
 
     def close(self) -> None:
         """End the worker started ahead if no job came for it."""
@@ -203,6 +245,7 @@ class LocalBackend:
             "TMPDIR": str(worker_home),
         }
         worker = [
+            *self.namespace,
             sys.executable,
             "-I",
             str(WORKER_FILE),
