@@ -18,10 +18,17 @@ from typing import TYPE_CHECKING
 from pydantic import Field
 
 from grader.errors import GraderError
+from grader.names import grader_owned, slug, submission_name
 from grader.outputs import Options, read_reports, write_outputs
 from grader.platforms.exports import open_export
 from grader.reports.junit import SuiteBy
-from grader.reports.models import Student, SubmissionReport, write_report
+from grader.reports.models import (
+    ProblemReport,
+    ProblemStatus,
+    Student,
+    SubmissionReport,
+    write_report,
+)
 from grader.reports.text import fraction
 from grader.resume import batch_seed, check_problems, saved_report
 from grader.sandbox.backends.base import LimitOverrides, batch_limits
@@ -115,12 +122,12 @@ def grade_path(
         if shard is not None:
             if settings.seed is None:
                 raise GraderError("--shard needs --seed: every shard must grade with one seed")
-            submissions = [s for s in submissions if shard.holds(s.name)]
+            submissions = [s for s in submissions if shard.holds(submission_name(s))]
             record = ShardRecord(
                 index=shard.index,
                 count=shard.count,
                 seed=settings.seed,
-                submissions=[s.resolve().name for s in submissions],
+                submissions=[submission_name(s) for s in submissions],
             )
             out_dir.mkdir(parents=True, exist_ok=True)  # an empty slice is a shard too
             (out_dir / SHARD_FILE).write_text(record.model_dump_json(indent=2) + "\n")
@@ -142,6 +149,7 @@ class Shard:
 
 
 SHARD_FILE = "grader-shard.json"
+"""Beside the reports, named as no report can be (`grader.names`)."""
 
 
 class ShardRecord(Strict):
@@ -201,9 +209,9 @@ def check_complete(records: Mapping[Path, ShardRecord], graded: Mapping[Path, se
 def stale_warning(names: Iterable[str], out_dir: Path, batch: str) -> str | None:
     """A warning when `out_dir` holds reports of submissions other than these (`batch` says
     which they are), which its gradebook leaves out; None when it holds no other."""
-    names = set(names)
-    saved = sorted(p.stem for p in out_dir.glob("*.json") if p.name != SHARD_FILE)
-    stale = [name for name in saved if name not in names]
+    slugs = {slug(name) for name in names}
+    saved = sorted(p.stem for p in out_dir.glob("*.json") if not grader_owned(p))
+    stale = [stem for stem in saved if stem not in slugs]
     if not stale:
         return None
     return (
@@ -246,7 +254,7 @@ def grade_batch(
             if report is not None:
                 saved[submission] = report
         listener.note(f"Resuming: {len(saved)} submission(s) already graded")
-    stale = stale_warning((s.resolve().name for s in submissions), out_dir, "this batch")
+    stale = stale_warning((submission_name(s) for s in submissions), out_dir, "this batch")
     if stale is not None:
         listener.warn(stale)
     todo = [s for s in submissions if s not in saved]
@@ -257,7 +265,7 @@ def grade_batch(
         backend = make_backend(settings.backend, settings.image, settings.isolation)
         run_seed = draw_seed(seed)
         listener.note(f"Grading {len(todo)} submission(s) on {backend.name}, seed {run_seed}")
-        written: list[SubmissionReport] = []
+        written: dict[int, SubmissionReport] = {}  # by the graded report's id: the saved one
         try:
             with (
                 Grader(catalog, selected, backend, run_seed, settings.limits) as grader,
@@ -265,17 +273,50 @@ def grade_batch(
             ):
 
                 def done(report: SubmissionReport) -> None:
-                    write_report(report, out_dir)
-                    written.append(report)
-                    advance(f"{report.submission} {fraction(report.total, report.max_total)}")
+                    written[id(report)] = stored = save_report(report, out_dir)
+                    advance(f"{stored.submission} {fraction(stored.total, stored.max_total)}")
 
-                fresh = grader.grade_many(todo, settings.jobs, done, students)
+                fresh = [
+                    written[id(r)] for r in grader.grade_many(todo, settings.jobs, done, students)
+                ]
         except (KeyboardInterrupt, SystemExit) as stop:
             code = 130 if isinstance(stop, KeyboardInterrupt) else stop.code
             kept = len(saved) + len(written)
             raise Interrupted(kept, len(todo) - len(written), out_dir, int(code or 1)) from stop
         saved.update(zip(todo, fresh, strict=True))
     return [saved[s] for s in submissions]
+
+
+def save_report(report: SubmissionReport, out_dir: Path) -> SubmissionReport:
+    """Save `report` in `out_dir` and return it; when it cannot be saved, that submission's
+    grader_error report is saved and returned instead. A `GraderError` when no report can be."""
+    try:
+        write_report(report, out_dir)
+        return report
+    except (OSError, ValueError) as exc:
+        fault = unsaved(report, exc)
+    try:
+        write_report(fault, out_dir)
+    except (OSError, ValueError) as exc:
+        raise GraderError(f"cannot save reports in {out_dir}: {exc}") from exc
+    return fault
+
+
+def unsaved(report: SubmissionReport, exc: Exception) -> SubmissionReport:
+    """The grader_error report of a submission whose report could not be saved."""
+    message = f"grader error: its report could not be saved: {exc!r}"
+    problems = [
+        ProblemReport(
+            problem=p.problem,
+            title=p.title,
+            status=ProblemStatus.grader_error,
+            score=0,
+            max_score=p.max_score,
+            message=message,
+        )
+        for p in report.problems
+    ]
+    return report.model_copy(update={"problems": problems, "total": 0, "message": message})
 
 
 def check(

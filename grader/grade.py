@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import tempfile
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from grader import __version__
 from grader.courses.catalog import Catalog, Problem
+from grader.names import as_text, submission_name
 from grader.reports.models import ProblemReport, ProblemStatus, RunInfo, Student, SubmissionReport
 from grader.sandbox.backends.base import (
     Backend,
@@ -27,7 +29,7 @@ from grader.sandbox.backends.base import (
 from grader.sandbox.executor import PROTOCOL_VERSION
 from grader.sandbox.protocol import encode_job, problem_part, result_names
 from grader.sandbox.results import ProblemExit, read_problem, read_worker_report
-from grader.sandbox.staging import stage_submission
+from grader.sandbox.staging import Staged, stage_submission
 from grader.sandbox.untrusted import InvalidOutput
 from grader.verdict.checks.scope import Sources
 from grader.verdict.judge import judge_problem
@@ -40,6 +42,14 @@ def scratch_root() -> str | None:
     else the default temporary folder."""
     shm = "/dev/shm"
     return shm if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK) else None
+
+
+FILE_SYSTEM_LIMITS = {
+    errno.ENAMETOOLONG: "a file name or path longer than the file system allows",
+    errno.ELOOP: "more levels of symbolic links than the file system follows",
+    errno.EILSEQ: "a file name the file system refuses",
+}
+"""What a candidate's files or names can break in the file system, by errno: a verdict."""
 
 
 class Grader:
@@ -90,20 +100,20 @@ class Grader:
     def grade(
         self, submission: Path, name: str | None = None, student: Student | None = None
     ) -> SubmissionReport:
-        """Grade one submission; any failure of ours becomes a grader_error report."""
+        """Grade one submission. Whatever its files and its name, this returns its report: the
+        limits it broke are noted in it, and any failure of ours makes it a grader_error."""
         slot = Slot(self.slots)
         started = datetime.now(timezone.utc)
         clock = time.monotonic()
-        name = name or submission.resolve().name
+        name = as_text(name) if name else submission_name(submission)
         scratch = self.workdir / uuid.uuid4().hex
         environment = dict(self.environment)
         try:
             problems, content_hash, message, run = self._grade(submission, scratch, slot)
             environment.update(run.environment if run is not None else {})
-        except Exception as exc:  # our fault: reported, never the candidate's zero
-            detail = "".join(traceback.format_exception(exc, limit=6))
-            problems = [self.fault(p, f"grader error: {exc!r}\n{detail}") for p in self.problems]
-            content_hash, message = "", f"grader error: {exc!r}"
+        except Exception as exc:  # this submission's report says what went wrong
+            problems, message = self.failed(exc)
+            content_hash = ""
         finally:
             slot.release()
             shutil.rmtree(scratch, ignore_errors=True)
@@ -134,21 +144,30 @@ class Grader:
         reports: dict[str, ProblemReport] = {}
         run = None
         if attempted:
-            run = self.run_worker(attempted, staged.path, scratch, slot)
-            reports = self.judge(attempted, run, scratch / "out", Sources(staged.sources))
-        problems = [reports.get(p.spec.id) or self.not_attempted(p) for p in self.problems]
+            sources = Sources(staged.sources)
+            scopes = {p.spec.id: [f.path for f in sources.scope(p.spec.entry)] for p in attempted}
+            run = self.run_worker(attempted, staged.path, scratch, slot, scopes)
+            reports = self.judge(attempted, run, scratch / "out", sources)
+        problems = [reports.get(p.spec.id) or self.not_attempted(p, staged) for p in self.problems]
         notes = list(staged.notes)
         if run is not None and run.oom_killed:
             notes.append("the worker ran out of memory")
         return problems, staged.content_hash, "; ".join(notes), run
 
     def run_worker(
-        self, attempted: list[Problem], staged: Path, scratch: Path, slot: Slot
+        self,
+        attempted: list[Problem],
+        staged: Path,
+        scratch: Path,
+        slot: Slot,
+        scopes: dict[str, list[str]],
     ) -> WorkerRun:
+        """Run the worker on the attempted problems, each allowed to run only its `scopes`
+        (the files the host reads for it)."""
         ids = [p.spec.id for p in attempted]
         job = WorkerJob(
             submission_dir=staged,
-            job=encode_job(self.parts[i] for i in ids),
+            job=encode_job((self.parts[i] for i in ids), scopes),
             out_dir=scratch / "out",
             limits=batch_limits([p.spec.limits for p in attempted], self.overrides),
             outputs=result_names(ids),
@@ -172,7 +191,12 @@ class Grader:
             message = f"the sandbox speaks protocol {worker.version}, the grader {PROTOCOL_VERSION}"
             return {p.spec.id: self.fault(p, f"{message}: rebuild the image") for p in attempted}
         runs = {
-            p.spec.id: read_problem(out, p.spec.id, self.prepared[p.spec.id].plan.probes)
+            p.spec.id: read_problem(
+                out,
+                p.spec.id,
+                self.prepared[p.spec.id].plan.probes,
+                self.prepared[p.spec.id].plan.seal,
+            )
             for p in attempted
         }
         if not run.timed_out and not any(r.started for r in runs.values()):
@@ -224,9 +248,30 @@ class Grader:
                 raise
         return [results[s] for s in submissions]
 
-    def not_attempted(self, problem: Problem) -> ProblemReport:
-        message = f"no {problem.spec.entry} in the submission"
+    def not_attempted(self, problem: Problem, staged: Staged) -> ProblemReport:
+        """Its entry file is not in the staged submission: not there, or left out by a limit."""
+        entry = problem.spec.entry
+        why = staged.left_out.get(entry)
+        if why is not None:
+            message = f"{entry} was left out: {why}"
+        elif staged.unread is not None:
+            message = f"no {entry} found: {staged.unread}"
+        else:
+            message = f"no {entry} in the submission"
         return unscored(problem, ProblemStatus.not_attempted, message)
+
+    def failed(self, exc: Exception) -> tuple[list[ProblemReport], str]:
+        """Every problem of a submission whose grading raised `exc`, and the report's message: a
+        file system limit its files or names broke is a verdict naming the limit; anything else
+        is our fault, a grader_error (never the candidate's zero)."""
+        limit = file_system_limit(exc)
+        if limit is not None:
+            message = f"not graded: the submission holds {limit}"
+            verdicts = [unscored(p, ProblemStatus.not_attempted, message) for p in self.problems]
+            return verdicts, message
+        detail = "".join(traceback.format_exception(exc, limit=6))
+        message = f"grader error: {exc!r}"
+        return [self.fault(p, f"{message}\n{detail}") for p in self.problems], message
 
     def fault(self, problem: Problem, message: str) -> ProblemReport:
         return unscored(problem, ProblemStatus.grader_error, message)
@@ -244,6 +289,13 @@ class Slot:
         slots, self._slots = self._slots, None
         if slots is not None:
             slots.release()
+
+
+def file_system_limit(exc: Exception) -> str | None:
+    """The file system limit that `exc` says a candidate's files or names broke, if any."""
+    if isinstance(exc, OSError) and exc.errno is not None:
+        return FILE_SYSTEM_LIMITS.get(exc.errno)
+    return None
 
 
 def unscored(problem: Problem, status: ProblemStatus, message: str) -> ProblemReport:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.errors import GraderError
+from grader.names import name_problem, slug
 from grader.platforms.classroom.results import classroom_result, encode_result
 from grader.platforms.gradescope.results import gradescope_results
 from grader.reports.csv import write_summary_csv
@@ -46,7 +47,8 @@ def write_markdown(reports: list[SubmissionReport], opts: Options) -> list[str]:
         view = candidate_view(report, opts.reveal_after_due)
         written.append(
             write_text(
-                opts.out_dir / "feedback" / f"{report.submission}.md", candidate_feedback(view)
+                opts.out_dir / "feedback" / f"{slug(report.submission)}.md",
+                candidate_feedback(view),
             )
         )
     return written
@@ -58,7 +60,8 @@ def write_html(reports: list[SubmissionReport], opts: Options) -> list[str]:
     for report in reports:
         view = candidate_view(report, opts.reveal_after_due)
         page = render_feedback_html(view)
-        written.append(write_text(opts.out_dir / "feedback" / f"{report.submission}.html", page))
+        path = opts.out_dir / "feedback" / f"{slug(report.submission)}.html"
+        written.append(write_text(path, page))
     return written
 
 
@@ -72,7 +75,7 @@ def write_gradescope(reports: list[SubmissionReport], opts: Options) -> list[str
         results = gradescope_results(report)
         written.append(
             write_text(
-                opts.out_dir / "gradescope" / f"{report.submission}.json",
+                opts.out_dir / "gradescope" / f"{slug(report.submission)}.json",
                 json.dumps(results, indent=2) + "\n",
             )
         )
@@ -121,11 +124,19 @@ def write_outputs(reports: list[SubmissionReport], formats: list[str], opts: Opt
 
 
 def read_reports(folder: Path) -> list[SubmissionReport]:
-    """The submission reports saved in a folder (other JSON files there are skipped)."""
+    """The submission reports saved in a folder (other JSON files there are skipped); a
+    `GraderError` for a report whose submission is no folder's or zip's name."""
     reports = []
     for path in sorted(folder.glob("*.json")):
         try:
-            reports.append(read_report(path))
+            report = read_report(path)
         except ValueError:
             continue
+        problem = name_problem(report.submission)
+        if problem is not None:
+            raise GraderError(
+                f"{path}: its submission {report.submission[:80]!r} is {problem}: "
+                "not a report the grader wrote"
+            )
+        reports.append(report)
     return reports

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from grader import __version__
 from grader.errors import GraderError
+from grader.names import report_file, submission_name
 from grader.reports.models import SubmissionReport, read_report
 from grader.sandbox.staging import content_hash
 
@@ -16,7 +17,7 @@ class SeedMismatch(GraderError):
 
 def read_saved(submission: Path, out_dir: Path) -> SubmissionReport | None:
     try:
-        return read_report(out_dir / f"{submission.resolve().name}.json")
+        return read_report(out_dir / report_file(submission_name(submission)))
     except (OSError, ValueError):
         return None
 

@@ -28,4 +28,4 @@ def ended(code: int | None = 0, signal: int | None = None, timed_out: bool = Fal
 def test_a_missing_result_says_why(run: ProblemRun, reason: Missing, said: str) -> None:
     spec = load_spec(PROBLEMS_DIR / "split_heads" / "spec.toml")
     assert why_missing(run) is reason
-    assert said in missing_text(reason, run, spec)
+    assert said in missing_text(reason, run, spec, {})

@@ -125,7 +125,7 @@ def forged_runs(prepared: Prepared) -> dict[str, ProblemRun]:
     ended = ProblemExit(exit_code=0, signal=None, timed_out=False, seconds=1.0)
     empty, unlike = ProblemRun("p", ended, imported=True), ProblemRun("p", ended, imported=True)
     for probe_id, reference in prepared.reference.items():
-        data = ProbeData(id=probe_id, error=None, inspect=None, load=None, calls=[])
+        data = ProbeData(id=probe_id, error=None, inspect=None, load=None, calls=[], policy=[])
         empty.probes[probe_id] = ProbeResult(data, {})
         scalars = {key: torch.tensor(0.0) for key in reference.tensors}
         unlike.probes[probe_id] = ProbeResult(reference.data, scalars)
@@ -135,7 +135,7 @@ def forged_runs(prepared: Prepared) -> dict[str, ProblemRun]:
 def test_forged_worker_output_is_malformed_not_a_grader_error(catalog: Catalog) -> None:
     problem = "causal_self_attention"
     prepared = prepare(catalog, catalog.select([problem]), seed=0)[problem]
-    source = prepared.problem.reference_file.read_text(encoding="utf-8")
+    source = prepared.problem.reference_file.read_bytes()
     for forgery, run in forged_runs(prepared).items():
         report = judge_problem(prepared, run, Sources({prepared.problem.spec.entry: source}))
         assert report.status is ProblemStatus.graded, (forgery, report.message)

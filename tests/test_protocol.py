@@ -35,7 +35,7 @@ from grader.strict import Strict
 
 def problem(name: str) -> ProblemJob:
     probe: Probe = {"id": "p0", "symbol": "f", "calls": []}
-    return {"entry": f"{name}.py", "traces": [], "probes": [probe]}
+    return {"entry": f"{name}.py", "refuse": [], "key": "00" * 32, "probes": [probe]}
 
 
 @contextlib.contextmanager
@@ -58,7 +58,7 @@ def piped(stream: bytes) -> Iterator[int]:
 
 def test_each_problem_arrives_in_a_memory_file_of_its_own() -> None:
     tensors = {"a": {"a/x": torch.arange(3.0)}, "b": {"b/x": torch.ones(2, 2)}}
-    stream = encode_job(problem_part(n, 7, problem(n), tensors[n]) for n in ("a", "b"))
+    stream = encode_job((problem_part(n, 7, problem(n), tensors[n]) for n in ("a", "b")), {})
     with piped(stream) as read:
         parts = worker.read_job(read)
     assert [(p.id, p.timeout) for p in parts] == [("a", 7.0), ("b", 7.0)]
@@ -71,7 +71,7 @@ def test_each_problem_arrives_in_a_memory_file_of_its_own() -> None:
 
 
 def test_a_short_job_stream_is_refused() -> None:
-    stream = encode_job([problem_part("a", 7, problem("a"), {"a/x": torch.zeros(4)})])
+    stream = encode_job([problem_part("a", 7, problem("a"), {"a/x": torch.zeros(4)})], {})
     read, write = os.pipe()
     os.write(write, stream[:-3])
     os.close(write)
@@ -90,7 +90,7 @@ def test_result_names_are_the_protocols_only() -> None:
 
 
 def test_a_job_of_another_version_is_refused() -> None:
-    stream = encode_job([problem_part("a", 7, problem("a"), {"a/x": torch.zeros(4)})])
+    stream = encode_job([problem_part("a", 7, problem("a"), {"a/x": torch.zeros(4)})], {})
     ours = f'"version": {PROTOCOL_VERSION}'.encode()
     assert ours in stream
     read, write = os.pipe()
@@ -125,7 +125,8 @@ RESULT_RECORDS = [
 def test_every_result_record_has_a_strict_reader() -> None:
     records = {"Frame", "ErrorInfo", "TensorOut", "ValueOut", "TraceEntry", "CallResult"}
     records |= {"ParamInfo", "BufferInfo", "ModuleInfo", "InspectInfo", "Mismatch", "LoadInfo"}
-    records |= {"ProbeData", "ImportStatus", "ProblemExit", "WorkerReport"}
+    records |= {"ProbeData", "ImportStatus", "ProblemExit", "WorkerReport", "PolicyEvent"}
+    records |= {"OpCount"}
     assert {m.__name__ for m in RESULT_RECORDS} == records
 
 
@@ -152,7 +153,7 @@ def test_a_warm_workers_submission_arrives_whole(tmp_path: Path) -> None:
     (source / "a.py").write_text("x = 1\n")
     (source / "pkg" / "b.py").write_bytes(b"\x00" * 70_000)
     (source / "link.py").symlink_to(source / "a.py")
-    job = encode_job([problem_part("a", 7, problem("a"), {"a/x": torch.zeros(4)})])
+    job = encode_job([problem_part("a", 7, problem("a"), {"a/x": torch.zeros(4)})], {})
     with piped(encode_submission(source, 12.5, job)) as read:
         submission = worker.read_submission(read)
         parts = worker.read_job(read)
@@ -204,12 +205,22 @@ def test_a_record_holds_the_tensors_as_safetensors_saves_them(tmp_path: Path) ->
         "index": torch.arange(4),
     }
     assert worker.encode_tensors(tensors) == save(tensors)
-    data: worker.ProbeData = {"id": "p0", "error": None, "inspect": None, "load": None, "calls": []}
-    for probe in ("p0", "p1"):
-        worker.append_record(tmp_path / "results.bin", {**data, "id": probe}, tensors)
-    body, blob, _ = next(results.records((tmp_path / "results.bin").read_bytes()))
-    assert json.loads(body) == data and blob == save(tensors)
-    assert len(list(results.records((tmp_path / "results.bin").read_bytes()))) == 2
+    data: worker.ProbeData = {
+        "id": "p0",
+        "error": None,
+        "inspect": None,
+        "load": None,
+        "calls": [],
+        "policy": [],
+    }
+    seal = worker.sealer(b"k" * 32, "prob")
+    for index, probe in enumerate(("p0", "p1")):
+        record: worker.ProbeData = {**data, "id": probe}
+        worker.append_record(tmp_path / "results.bin", record, tensors, seal, index)
+    written = list(results.records((tmp_path / "results.bin").read_bytes()))
+    first = written[0][0]
+    assert json.loads(first.body) == data and first.blob == save(tensors)
+    assert [seal(str(i), r.sealed) == r.seal for i, (r, _) in enumerate(written)] == [True] * 2
 
 
 def huge_pages_available() -> bool:

@@ -3,19 +3,33 @@ each problem reads only its own files."""
 
 from __future__ import annotations
 
+import sys
+from types import FrameType
+
 import pytest
 
+from grader.courses.catalog import Catalog
+from grader.reports.models import CheckStatus, ProblemStatus
+from grader.sandbox.results import ProblemExit, ProblemRun
 from grader.verdict.checks.loops import computing_loops, find_function
 from grader.verdict.checks.routes import Route, find_routes
 from grader.verdict.checks.scope import SourceFile, Sources
+from grader.verdict.judge import judge_problem
+from grader.verdict.prepare import prepare
 
 NAMES = {"scaled_dot_product_attention", "MultiheadAttention"}
 
 
-def routes(source: str) -> list[Route]:
-    file = SourceFile("solution.py", "solution", source)
-    assert file.tree is not None
+def routes(source: str | bytes) -> list[Route]:
+    data = source.encode() if isinstance(source, str) else source
+    file = SourceFile("solution.py", "solution", data)
+    assert file.tree is not None, file.unreadable
     return find_routes(file, NAMES, file.defined)
+
+
+def texts(files: dict[str, str]) -> Sources:
+    """Sources from text, as files hold it: UTF-8 bytes."""
+    return Sources({path: text.encode() for path, text in files.items()})
 
 
 @pytest.mark.parametrize(
@@ -109,7 +123,7 @@ def test_honest_code_is_clean(source: str) -> None:
 
 
 def test_scope_follows_imports_and_nothing_else() -> None:
-    sources = Sources(
+    sources = texts(
         {
             "causal_self_attention.py": "import helpers\nfrom pkg.base import Base\n",
             "helpers.py": "from . import split_heads\nimport math\n",
@@ -118,13 +132,15 @@ def test_scope_follows_imports_and_nothing_else() -> None:
             "pkg/base.py": "from .more import y\n",
             "pkg/more.py": "y = 2\n",
             "flash_attention.py": "import torch\n",
-            "math.py": "shadowed = True\n",
+            "math.py": "imported = True  # named after a standard module: in scope\n",
+            "json.py": "imported = False  # named after a standard module: not in scope\n",
         }
     )
     scope = [f.path for f in sources.scope("causal_self_attention.py")]
     assert scope == [
         "causal_self_attention.py",
         "helpers.py",
+        "math.py",
         "pkg/__init__.py",
         "pkg/base.py",
         "pkg/more.py",
@@ -133,8 +149,28 @@ def test_scope_follows_imports_and_nothing_else() -> None:
     assert [f.path for f in sources.scope("flash_attention.py")] == ["flash_attention.py"]
 
 
+@pytest.mark.parametrize(
+    ("entry", "helper"),
+    [
+        # where the image lacks a standard module, Python imports the candidate's file
+        ("import tkinter\n", "tkinter.py"),
+        ("from json import attend\n", "json.py"),
+        ("import torch.helpers\n", "torch/helpers.py"),
+        # imports by a literal name, however the importer is reached
+        ("from importlib import import_module as load\nm = load('helpers')\n", "helpers.py"),
+        ("import importlib\nm = getattr(importlib, 'import_module')('helpers')\n", "helpers.py"),
+        ("m = __import__('helpers')\n", "helpers.py"),
+        ("import importlib\nm = importlib.import_module(name='helpers')\n", "helpers.py"),
+        ("import importlib\nm = importlib.import_module('.helpers', 'pkg')\n", "pkg/helpers.py"),
+    ],
+)
+def test_scope_holds_what_python_may_import(entry: str, helper: str) -> None:
+    sources = texts({"entry.py": entry, helper: "x = 1\n"})
+    assert [f.path for f in sources.scope("entry.py")] == ["entry.py", helper]
+
+
 def test_find_function_follows_imports_and_base_classes() -> None:
-    sources = Sources(
+    sources = texts(
         {
             "multi_head_attention.py": "from base import Base\n"
             "class MultiHeadAttention(Base):\n    pass\n",
@@ -189,7 +225,236 @@ LOOP_CASES = {
 @pytest.mark.parametrize("case", sorted(LOOP_CASES))
 def test_loops_that_compute_the_heads(case: str) -> None:
     source, expected = LOOP_CASES[case]
-    sources = Sources({"m.py": source})
+    sources = texts({"m.py": source})
     start = find_function(sources, sources.files["m.py"], "A.f" if "class A" in source else "f")
     assert start is not None
     assert bool(computing_loops(sources, start)) is expected
+
+
+def tampering(source: str | bytes) -> list[str]:
+    return [r.what for r in routes(source) if r.tampering]
+
+
+@pytest.mark.parametrize(
+    ("source", "what"),
+    [
+        # code loaded by path or from text
+        ("import runpy\nattend = runpy.run_path('kernels.py')['attend']", "runpy"),
+        (
+            "import importlib.util\n"
+            "spec = importlib.util.spec_from_file_location('k', 'kernels.py')",
+            "import machinery",
+        ),
+        ("from importlib.machinery import SourceFileLoader", "import machinery"),
+        ("import importlib\nloader = importlib.abc.Loader", "import machinery"),
+        ("import importlib._bootstrap_external", "import machinery"),
+        ("import pkgutil\nattend = pkgutil.resolve_name('kernels:attend')", "pkgutil"),
+        ("import zipimport", "zipimport"),
+        ("import imp", "import machinery"),
+        ("import sys\nsys.path.insert(0, '/tmp')", "sys.path"),
+        ("from sys import path\npath.append('/tmp')", "sys.path"),
+        ("import os\nos.sys.path.append('/tmp')", "sys.path"),
+        ("import sys\nn = len(sys.path)", "sys.path"),
+        ("import sys\nsys.meta_path.insert(0, finder)", "import machinery"),
+        ("import sys\nsys.path_hooks.append(hook)", "import machinery"),
+        ("import sys\nsys.path_importer_cache.clear()", "import machinery"),
+        ("__import__('sys').path.append('/tmp')", "sys.path"),
+        ("import sys\nsetattr(sys, 'path', ['/tmp'])", "sys.path"),
+        ("import sys\nextend(sys)", "the module sys passed around as a value"),
+        ("loader = __loader__", "loader"),
+        ("import torch\nspec = torch.nn.__spec__", "spec"),
+        ("import marshal\ncode = marshal.loads(blob)", "marshal"),
+        ("import pickle\nf = pickle.loads(blob)", "pickle"),
+        ("import types\nf = types.FunctionType(code, {})", "function built from a code object"),
+        ("import subprocess\nsubprocess.run(['python', '-c', text])", "another program"),
+        ("import os\nos.system('python -c ' + text)", "another program"),
+        ("from os import execv", "another program"),
+        ("import torch.utils.cpp_extension as ext\nm = ext.load_inline('m', src)", "native code"),
+        ("import torch\nm = torch.jit.load(buffer)", "compiled program"),
+        # hooks into torch's own dispatch
+        ("import torch\nlib = torch.library.Library('aten', 'IMPL')", "torch.library"),
+        ("from torch.overrides import TorchFunctionMode", "torch.overrides"),
+        ("from torch.utils._python_dispatch import TorchDispatchMode", "dispatch modes"),
+        (
+            "import torch\nclass T(torch.Tensor):\n    @classmethod\n"
+            "    def __torch_function__(cls, func, types, args=(), kwargs=None):\n"
+            "        return func(*args)",
+            "__torch_function__",
+        ),
+        ("class T:\n    __torch_dispatch__ = handler", "__torch_dispatch__"),
+        ("import torch\nT = type('T', (torch.Tensor,), {'__torch_function__': f})", "override"),
+        ("import torch\nT = type('T', (torch.Tensor,), dict(__torch_function__=f))", "override"),
+        ("import sys\nsys.addaudithook(hook)", "audit hook"),
+        ("import sys\nsys.audit('event')", "audit event"),
+        # names built at run time on any imported module
+        ("import math\nf = getattr(math, name)", "computed name"),
+        ("import torch\nf = getattr(torch, name, 'a literal default')", "computed name"),
+        ("import sys\nm = getattr(sys, 'mod' + 'ules')", "computed name"),
+        ("import os\ndelattr(os, name)", "computed name"),
+        ("import importlib\nm = importlib.import_module(**spec)", "built at run time"),
+        ("import sys\npair = (sys, 'path')\nf = getattr(*pair)", "built at run time"),
+        ("import sys\nm = object.__getattribute__(sys, name)", "__getattribute__"),
+        ("from sys import *\npath.append('/tmp')", "a star import from sys"),
+        ("from importlib import import_module as load\nm = load(name)", "computed name"),
+        ("import sys\nns = vars(sys)", "imported namespace"),
+        ("import sys\nns = sys.__dict__", "imported namespace"),
+        ("get = getattr\nf = get(module, name)", "getattr handed around as a value"),
+        ("import functools\nf = functools.reduce(getattr, names, root)", "as a value"),
+    ],
+)
+def test_loading_and_hooking_are_tampering(source: str, what: str) -> None:
+    found = tampering(source)
+    assert any(what in w for w in found), found
+
+
+@pytest.mark.parametrize(
+    ("source", "private"),
+    [
+        (
+            "import torch\ny = torch._scaled_dot_product_attention_math(q, k, v)[0]",
+            "torch._scaled_dot_product_attention_math",
+        ),
+        (
+            "from torch import _native_multi_head_attention as mha",
+            "torch._native_multi_head_attention",
+        ),
+        (
+            "import torch as t\nf = getattr(t, '_scaled_dot_product_flash_attention_for_cpu')",
+            "torch._scaled_dot_product_flash_attention_for_cpu",
+        ),
+        ("import torch.nn.functional as F\nw = F._in_projection_packed", "torch.nn.functional._in"),
+        ("import torch._dynamo", "torch._dynamo"),
+        ("import torch\nconfig = torch._dynamo.config.verbose", "torch._dynamo"),
+    ],
+)
+def test_private_torch_names_are_tampering(source: str, private: str) -> None:
+    found = tampering(source)
+    assert any(f"the private name {private}" in w for w in found), found
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import torch\nprint(torch.__version__, torch.nn.Module.__name__)",
+        "import sys\nprint('checking', file=sys.stderr)\nsys.setrecursionlimit(2000)",
+        "import os\nhere = os.path.join(os.path.dirname(__file__), 'data')",
+        "import math\nscale = 1 / math.sqrt(64)",
+        "from importlib import import_module\nhelpers = import_module('helpers')",
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
+        "        for i in range(2):\n            x = getattr(self.heads[i], 'W_query')(x)\n"
+        "        return x",
+        '"""No __torch_function__ override here, no sys.path trick."""',
+        "class A:\n    def _attend(self, q):\n        return self._scale * q\n",
+    ],
+)
+def test_honest_code_stays_clean(source: str) -> None:
+    assert routes(source) == []
+
+
+BOM = b"\xef\xbb\xbf"
+
+
+def test_a_byte_order_mark_is_read_as_python_reads_it() -> None:
+    source = BOM + b"import torch\ny = torch._scaled_dot_product_attention_math(q, k, v)\n"
+    assert tampering(source) == ["the private name torch._scaled_dot_product_attention_math"]
+    assert routes(BOM + b"# coding: utf-8\nimport math\n") == []
+
+
+def test_a_declared_encoding_is_read_as_python_reads_it() -> None:
+    """UTF-7 hides a line from a reader of the bytes: the host reads what Python runs."""
+    source = (
+        b"# coding: utf-7\nimport torch\n# +AAo-F = torch.nn.functional\n"
+        b"# +AAo-y = F.scaled+AF8-dot+AF8-product+AF8-attention(q, k, v)\n"
+    )
+    found = routes(source)
+    assert Route(1, "a '# coding: utf-7' declaration", True) in found
+    assert any(r.what == "torch.nn.functional.scaled_dot_product_attention" for r in found)
+    assert tampering(b"#!/usr/bin/env python\n# -*- coding: latin-1 -*-\nx = 1\n") == [
+        "a '# coding: latin-1' declaration"
+    ]
+
+
+DEEP_EXPRESSION = "x = " + "+".join(["a"] * 3000) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("data", "line", "why"),
+    [
+        (b"import torch\ndef f(:\n    pass\n", 2, "SyntaxError: invalid syntax"),
+        (b"x = (\n", 1, "SyntaxError: '(' was never closed"),
+        (b"x = 1\x00\n", 0, "null bytes"),
+        (b"x = '\xff'\n", 1, "can't decode byte 0xff"),
+        (BOM + b"# coding: latin-1\nx = 1\n", 0, "encoding problem"),
+        (b"# coding: no-such-codec\nx = 1\n", 0, "unknown encoding"),
+        (DEEP_EXPRESSION.encode(), 0, "nested too deeply for the grader to read"),
+        # valid Python: a tuple 150 deep (Python allows 200), a chain of 300 attributes
+        (b"a = 1\nx = " + b"(" * 150 + b"1," + b")" * 150 + b"\n", 2, "nested too deeply"),
+        (b"x = a" + b".b" * 300 + b"\n", 0, "nested too deeply for the grader to read"),
+        (b"x = 1\n" * 20_001, 20_000, "over 20000 lines"),
+        (b"#" * (1 << 20) + b"\n", 0, "over the grader's limit"),
+    ],
+)
+def test_what_the_host_cannot_read_is_unreadable(data: bytes, line: int, why: str) -> None:
+    file = SourceFile("helper.py", "helper", data)
+    assert file.tree is None and file.unreadable is not None
+    assert file.unreadable.line == line and why in file.unreadable.why, file.unreadable
+    assert find_routes(file, NAMES, set()) == []
+
+
+def test_an_unreadable_file_in_scope_fails_forbidden_api(catalog: Catalog) -> None:
+    """The reference's own results, with a helper the host cannot read: only that check fails."""
+    problem = "causal_self_attention"
+    prepared = prepare(catalog, catalog.select([problem]), seed=0)[problem]
+    entry = b"import helpers\n" + prepared.problem.reference_file.read_bytes()
+    files = {prepared.problem.spec.entry: entry, "helpers.py": DEEP_EXPRESSION.encode()}
+    ended = ProblemExit(exit_code=0, signal=None, timed_out=False, seconds=1.0)
+    run = ProblemRun(problem, ended, started=True, imported=True, probes=prepared.reference)
+    report = judge_problem(prepared, run, Sources(files))
+    failed = [c for c in report.checks if c.status is not CheckStatus.passed]
+    assert [c.check for c in failed] == ["forbidden_api"], failed
+    assert "helpers.py: nested too deeply for the grader to read" in failed[0].message
+    assert report.status is ProblemStatus.forbidden_api
+
+
+def frames() -> int:
+    """How many frames deep the caller runs."""
+    frame: FrameType | None = sys._getframe()
+    count = 0
+    while frame is not None:
+        frame, count = frame.f_back, count + 1
+    return count
+
+
+def test_deep_valid_code_is_walked_without_recursion() -> None:
+    """Just within the depth the host reads, with a recursion limit far below that depth: every
+    walker over the tree keeps its own stack."""
+    chain = "mha" + ".x" * 180
+    source = (
+        "import torch\n"
+        f"def f(mha, q, n):\n    for h in range(n):\n        y = {chain}(q[h]) @ q[h]\n"
+        f"    return {chain}\n"
+        f"class A({chain}):\n    pass\n"
+    )
+    sources = texts({"m.py": source})
+    file = sources.files["m.py"]
+    assert file.tree is not None
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(frames() + 60)
+    try:
+        found = find_routes(file, NAMES, file.defined)
+        start = find_function(sources, file, "f")
+        loops = computing_loops(sources, start) if start is not None else []
+        missing = find_function(sources, file, "A.forward")
+    finally:
+        sys.setrecursionlimit(limit)
+    assert found == [] and len(loops) == 1 and missing is None
+
+
+def test_a_long_chain_of_calls_is_followed_without_recursion() -> None:
+    """A loop whose work is 2000 calls deep: found, as the recursive walk found short ones."""
+    helpers = "".join(f"def h{i}(q):\n    return h{i + 1}(q)\n" for i in range(2000))
+    source = helpers + "def h2000(q):\n    return q @ q\n"
+    source += "def f(q, n):\n    return [h0(q[h]) for h in range(n)]\n"
+    sources = texts({"m.py": source})
+    start = find_function(sources, sources.files["m.py"], "f")
+    assert start is not None and len(computing_loops(sources, start)) == 1

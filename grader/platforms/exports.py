@@ -1,10 +1,14 @@
 """Class exports as grading input: zip files, Gradescope's export, cloned Classroom repositories.
 
 Every submission keeps its folder's name as the report's name, so resuming finds its report.
+Only the top of the path the instructor hands in may be a Gradescope export, and never when it
+holds problem files: a student's folder or zip, and whatever is unpacked from one, is a
+submission. Its metadata is read as plain data within caps (no anchors or aliases).
 """
 
 from __future__ import annotations
 
+import os
 import tempfile
 import zipfile
 from collections.abc import Iterator
@@ -16,13 +20,18 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from grader.errors import GraderError
+from grader.names import as_text
 from grader.platforms.unzip import CLASS, STUDENT, UnsafeZip, extract
 from grader.reports.models import Student
+from grader.sandbox.capped import read_capped
 
 if TYPE_CHECKING:
     from grader.courses.catalog import Catalog
 
 METADATA = "submission_metadata.yml"
+MAX_METADATA_BYTES = 10 << 20
+MAX_METADATA_DEPTH = 16  # Gradescope's own nests 4 levels deep
+MAX_FIELD_CHARS = 256  # a submitter's id, e-mail or name
 
 
 class ExportError(GraderError):
@@ -49,10 +58,14 @@ def open_export(path: Path, catalog: Catalog) -> Iterator[Export]:
         yield read_export(path, Path(scratch), catalog)
 
 
+def holds_problems(path: Path, catalog: Catalog) -> bool:
+    """Whether `path` holds a problem's entry file: a submission, never an export."""
+    return any((path / p.spec.entry).is_file() for p in catalog.problems.values())
+
+
 def find_submissions(path: Path, catalog: Catalog) -> list[Path]:
     """A single submission (it holds an entry file) or a folder of them, one per sub-folder."""
-    entries = {p.spec.entry for p in catalog.problems.values()}
-    if any((path / entry).is_file() for entry in entries):
+    if holds_problems(path, catalog):
         return [path]
     return sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
 
@@ -60,11 +73,11 @@ def find_submissions(path: Path, catalog: Catalog) -> list[Path]:
 def read_export(path: Path, scratch: Path, catalog: Catalog) -> Export:
     if path.is_file():
         return read_archive(path, scratch, catalog)
-    if (path / METADATA).is_file():
-        return Export("a Gradescope export", gradescope(path))
     folders = find_submissions(path, catalog)
     if folders == [path]:
         return Export("a submission folder", [Submission(path)])
+    if (path / METADATA).is_file():
+        return Export("a Gradescope export", gradescope(path))
     archives = sorted(p for p in path.glob("*.zip") if p.is_file() and not p.name.startswith("."))
     if folders and not archives and all((f / ".git").exists() for f in folders):
         return Export("cloned Classroom repositories", classroom(folders))
@@ -74,10 +87,7 @@ def read_export(path: Path, scratch: Path, catalog: Catalog) -> Export:
         if archive.stem in taken:
             export.skipped.append(f"{archive.name}: a folder {archive.stem} is graded already")
             continue
-        try:
-            export.submissions.append(student_zip(archive, scratch))
-        except UnsafeZip as exc:
-            export.skipped.append(f"{archive.name}: {exc}")
+        add_student_zip(export, archive, scratch)
     export.submissions.sort(key=lambda s: s.path.name)
     return export
 
@@ -89,12 +99,14 @@ def read_archive(archive: Path, scratch: Path, catalog: Catalog) -> Export:
         raise ExportError(f"{archive} is neither a folder nor a zip file")
     unpacked = scratch / "export"
     try:
-        extract(archive, unpacked, class_file, CLASS)
+        notes = extract(archive, unpacked, class_file, CLASS)
     except UnsafeZip as exc:
         raise ExportError(f"{archive.name}: {exc}") from exc
     root = sole_folder(unpacked)
-    if (root / METADATA).is_file():
-        return Export("a Gradescope export", gradescope(root))
+    if (root / METADATA).is_file() and not holds_problems(root, catalog):
+        export = Export("a Gradescope export", gradescope(root))
+        export.skipped += [f"{archive.name}: {note}" for note in notes]
+        return export
     if not any(root.rglob("*.py")):
         with zipfile.ZipFile(archive) as zf:
             zips = [n for n in zf.namelist() if n.lower().endswith(".zip")]
@@ -105,12 +117,11 @@ def read_archive(archive: Path, scratch: Path, catalog: Catalog) -> Export:
             )
     folders = find_submissions(root, catalog)
     if len([f for f in folders if find_submissions(f, catalog) == [f]]) > 1:
-        return Export("a zipped folder of submissions", [Submission(f) for f in folders])
+        export = Export("a zipped folder of submissions", [Submission(f) for f in folders])
+        export.skipped += [f"{archive.name}: {note}" for note in notes]
+        return export
     export = Export("a zip file")
-    try:
-        export.submissions.append(student_zip(archive, scratch))
-    except UnsafeZip as exc:
-        export.skipped.append(f"{archive.name}: {exc}")
+    add_student_zip(export, archive, scratch)
     return export
 
 
@@ -119,7 +130,8 @@ def python_file(path: PurePosixPath) -> bool:
 
 
 def class_file(path: PurePosixPath) -> bool:
-    return python_file(path) or path.name == METADATA
+    """A Python file, or the metadata at the top of the zip or of its one folder."""
+    return python_file(path) or (path.name == METADATA and len(path.parts) <= 2)
 
 
 def sole_folder(folder: Path) -> Path:
@@ -128,14 +140,26 @@ def sole_folder(folder: Path) -> Path:
     return entries[0] if len(entries) == 1 and entries[0].is_dir() else folder
 
 
-def student_zip(archive: Path, scratch: Path) -> Submission:
-    """One student's zip, unpacked to a folder named as its stem, the student's id."""
+def add_student_zip(export: Export, archive: Path, scratch: Path) -> None:
+    """One student's zip, unpacked as a submission (never an export), or skipped with why."""
+    try:
+        submission, notes = student_zip(archive, scratch)
+    except UnsafeZip as exc:
+        export.skipped.append(f"{archive.name}: {exc}")
+        return
+    export.submissions.append(submission)
+    export.skipped += [f"{archive.name}: {note}" for note in notes]
+
+
+def student_zip(archive: Path, scratch: Path) -> tuple[Submission, list[str]]:
+    """One student's zip, unpacked to a folder named as its stem, the student's id; and what
+    was left out of it."""
     unpacked = scratch / "zips" / archive.stem
-    extract(archive, unpacked, python_file, STUDENT)
+    notes = extract(archive, unpacked, python_file, STUDENT)
     dest = scratch / "students" / archive.stem
     dest.parent.mkdir(exist_ok=True)
     sole_folder(unpacked).rename(dest)
-    return Submission(dest, Student(id=archive.stem))
+    return Submission(dest, Student(id=as_text(archive.stem))), notes
 
 
 def classroom(folders: list[Path]) -> list[Submission]:
@@ -144,7 +168,7 @@ def classroom(folders: list[Path]) -> list[Submission]:
     shared = 0
     while all(len(p) > shared + 1 and p[shared] == parts[0][shared] for p in parts):
         shared += 1
-    ids = ["-".join(p[shared:]) for p in parts]
+    ids = [as_text("-".join(p[shared:])) for p in parts]
     return [Submission(f, Student(id=i)) for f, i in zip(folders, ids, strict=True)]
 
 
@@ -152,14 +176,35 @@ def gradescope(root: Path) -> list[Submission]:
     """The `submission_<id>` folders of a Gradescope export, with their submitters."""
     metadata = read_metadata(root / METADATA)
     return [
-        Submission(folder, submitters(metadata.get(folder.name)))
+        Submission(folder, submitters(folder.name, metadata.get(folder.name)))
         for folder in sorted(root.glob("submission_*"))
         if folder.is_dir()
     ]
 
 
 class MetadataLoader(yaml.SafeLoader):
-    """`yaml.safe_load`, but nodes Ruby tagged (`!ruby/object:...`) are read as plain data."""
+    """`yaml.safe_load`, but refusing anchors and aliases (a few hundred bytes of them stand
+    for gigabytes) and nesting over `MAX_METADATA_DEPTH` levels; nodes Ruby tagged
+    (`!ruby/object:...`) are read as plain data."""
+
+    depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise refused("anchors and aliases are not allowed", event)
+        if self.depth == MAX_METADATA_DEPTH:
+            raise refused(f"nested over {MAX_METADATA_DEPTH} levels", event)
+        self.depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+
+def refused(problem: str, event: Any) -> yaml.YAMLError:
+    """The error the loader raises where `event` begins."""
+    return yaml.composer.ComposerError(None, None, problem, event.start_mark)
 
 
 def untagged(loader: yaml.SafeLoader, suffix: str, node: Any) -> Any:
@@ -183,23 +228,62 @@ def plain_keys(data: Any) -> Any:
 
 
 def read_metadata(path: Path) -> dict[str, Any]:
+    """The export's metadata by submission; an `ExportError`, in one line, for anything but
+    plain YAML within the caps that maps submissions to their metadata."""
+    with path.open("rb") as handle:
+        size = os.fstat(handle.fileno()).st_size  # checked first: reading allocates the cap
+        data, more = read_capped(handle, min(size, MAX_METADATA_BYTES))
+    if more or size > MAX_METADATA_BYTES:
+        raise ExportError(f"{path.name} is over {MAX_METADATA_BYTES >> 20} MB")
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=MetadataLoader)
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise ExportError(f"{path.name} is not readable YAML: {exc}") from exc
-    if not isinstance(data, dict):
+        loaded = yaml.load(data.decode("utf-8"), Loader=MetadataLoader)
+    except yaml.YAMLError as exc:
+        raise ExportError(f"{path.name} is not readable YAML: {yaml_problem(exc)}") from exc
+    except ValueError as exc:  # not UTF-8, an impossible date, an int of 5000 digits
+        raise ExportError(f"{path.name} is not readable YAML: {one_line(str(exc))}") from exc
+    if not isinstance(loaded, dict):
         raise ExportError(f"{path.name} does not map submissions to their metadata")
-    return dict(plain_keys(data))
+    return dict(plain_keys(loaded))
 
 
-def submitters(entry: Any) -> Student | None:
+def yaml_problem(exc: yaml.YAMLError) -> str:
+    """What the YAML error says, and its line, without the document's text."""
+    problem = getattr(exc, "problem", None)
+    mark = getattr(exc, "problem_mark", None)
+    if not problem:
+        return one_line(str(exc))
+    return one_line(str(problem)) + (f" (line {mark.line + 1})" if mark is not None else "")
+
+
+def one_line(text: str) -> str:
+    return (text.splitlines() or [""])[0][:200]
+
+
+def submitters(folder: str, entry: Any) -> Student | None:
     """The submission's students, a group's joined with `; `: id from `sid`, else `email`."""
-    people = entry.get("submitters") if isinstance(entry, dict) else None
-    if not isinstance(people, list):
+    if entry is None:
         return None
-    people = [p for p in people if isinstance(p, dict)]
-    ids = [str(p.get("sid") or p.get("email") or "") for p in people]
-    names = [str(p.get("name") or "") for p in people]
+    if not isinstance(entry, dict):
+        raise ExportError(f"{METADATA}: {folder!r} is not mapped to its metadata")
+    people = entry.get("submitters")
+    if people is None:
+        return None
+    if not isinstance(people, list) or not all(isinstance(p, dict) for p in people):
+        raise ExportError(f"{METADATA}: {folder!r}: its submitters are not a list of people")
+    ids = [field_text(folder, p.get("sid") or p.get("email")) for p in people]
+    names = [field_text(folder, p.get("name")) for p in people]
     if not any(ids) and not any(names):
         return None
     return Student(id="; ".join(ids), name="; ".join(names))
+
+
+def field_text(folder: str, value: Any) -> str:
+    """A submitter's id, e-mail or name as text; an `ExportError` unless it is a short scalar."""
+    if isinstance(value, dict | list):
+        raise ExportError(f"{METADATA}: {folder!r}: a submitter's field is not a value")
+    text = as_text("" if value is None else str(value))
+    if len(text) > MAX_FIELD_CHARS:
+        raise ExportError(
+            f"{METADATA}: {folder!r}: a submitter's field over {MAX_FIELD_CHARS} characters"
+        )
+    return text

@@ -14,6 +14,7 @@ from pydantic import Field
 
 from grader.compat import StrEnum
 from grader.courses.spec import Visibility
+from grader.names import report_file
 from grader.strict import Strict
 
 SCHEMA_VERSION = 1
@@ -193,8 +194,9 @@ def json_schema() -> dict[str, Any]:
 
 
 def write_report(report: SubmissionReport, out_dir: Path) -> Path:
+    """Save the report in `out_dir`, under a name of the grader's (`grader.names`)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"{report.submission}.json"
+    path = out_dir / report_file(report.submission)
     path.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
     return path
 

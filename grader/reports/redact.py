@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from grader.courses.spec import Visibility
 from grader.reports.models import CheckReport, ProblemReport, ProblemStatus, SubmissionReport
+from grader.sandbox.owntext import coarse_error
 
 GRADER_FAULT = "the grader failed here (not your fault): your instructor's report has the details"
 WITHHELD = "withheld"  # the `check` field of a withheld check in a candidate's view
@@ -47,10 +48,11 @@ def redact_problem(problem: ProblemReport, withhold: Withhold, own_text: bool) -
                     "pattern": None,
                 }
             )
-        elif check.public_message is not None and not own_text:
-            check = check.model_copy(update={"message": check.public_message})
+        elif not own_text:
+            check = public_check(check)
         checks.append(check.model_copy(update={"public_message": None}))
-    message = problem.message if own_text else problem.public_message or problem.message
+    public = problem.public_message
+    message = problem.message if own_text or public is None else public
     if problem.status is ProblemStatus.grader_error:
         message = GRADER_FAULT
     return problem.model_copy(
@@ -62,6 +64,20 @@ def redact_problem(problem: ProblemReport, withhold: Withhold, own_text: bool) -
             "stderr": "",
         }
     )
+
+
+def public_check(check: CheckReport) -> CheckReport:
+    """A shown check as a candidate sees it: its public message, and its largest error to one
+    significant digit, at most 1000 (the candidate's code chose the values it was measured
+    on, and could spell hidden inputs in its digits)."""
+    update: dict[str, object] = {}
+    if check.public_message is not None:
+        update["message"] = check.public_message
+    diagnosis = check.diagnosis
+    if diagnosis is not None and diagnosis.max_error is not None:
+        coarse = float(coarse_error(diagnosis.max_error))
+        update["diagnosis"] = diagnosis.model_copy(update={"max_error": coarse})
+    return check.model_copy(update=update) if update else check
 
 
 def redacted(

@@ -4,9 +4,11 @@ names of the result files it may send back, and a warm worker's per-submission r
 The job stream is an index, then one part per problem in the index's order:
 
     u64 (little-endian) n, then n bytes of the index JSON (`JobIndex`):
-        {"version": PROTOCOL_VERSION, "problems": [{"id": ..., "timeout": ..., "size": ...}]}
-    per problem, `size` bytes: u64 m, m bytes of the problem's JSON (`ProblemJob`: entry,
-        traces, probes), then the safetensors file of every tensor its probes name
+        {"version": PROTOCOL_VERSION,
+         "problems": [{"id": ..., "timeout": ..., "size": ..., "scope": [files]}]}
+    per problem, `size` bytes: u64 m, m bytes of the problem's JSON (`ProblemJob`: entry, the
+        families it refuses, its probes), then the safetensors file of every tensor its probes
+        name
 
 Every record is defined once, in the worker (`grader/sandbox/worker.py`).
 
@@ -65,11 +67,13 @@ def problem_part(
     return ProblemPart(problem, float(timeout), data)
 
 
-def encode_job(parts: Iterable[ProblemPart]) -> bytes:
-    """The job stream for these problems, in this order."""
+def encode_job(parts: Iterable[ProblemPart], scopes: Mapping[str, list[str]]) -> bytes:
+    """The job stream for these problems, in this order; `scopes`: each problem's files of the
+    submission (its entry file and what it imports), the only ones its child may run."""
     parts = list(parts)
     problems: list[IndexEntry] = [
-        {"id": p.id, "timeout": p.timeout, "size": len(p.data)} for p in parts
+        {"id": p.id, "timeout": p.timeout, "size": len(p.data), "scope": scopes.get(p.id, [])}
+        for p in parts
     ]
     index: JobIndex = {"version": PROTOCOL_VERSION, "problems": problems}
     encoded = json.dumps(index).encode()

@@ -6,16 +6,18 @@ protocol is defined), field for field; `tests/test_protocol.py` holds them toget
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import hmac
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Literal, TypeVar
+from types import MappingProxyType
+from typing import Annotated, Literal, NamedTuple, TypeVar
 
 import torch
-from pydantic import Field, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
 from grader.sandbox.capped import read_file_capped, read_log
-from grader.sandbox.owntext import own, own_type
+from grader.sandbox.owntext import own, own_names, own_shape, own_type
 from grader.sandbox.untrusted import (
     MAX_DIMS,
     MAX_JSON_BYTES,
@@ -23,7 +25,7 @@ from grader.sandbox.untrusted import (
     tensors_from,
     validated,
 )
-from grader.sandbox.worker import RECORD_LENGTH, RESULTS_FILE, AttrValue, Probe
+from grader.sandbox.worker import RECORD_LENGTH, RESULTS_FILE, SEAL_BYTES, AttrValue, Probe, Seal
 from grader.strict import Strict
 
 MAX_LOG_CHARS = 4_000
@@ -34,6 +36,27 @@ MAX_PROBLEM_JSON_BYTES = 1_000_000
 """Bytes of probe data (the records' JSON) read for one problem: 25 KB for the largest here."""
 Dim = Annotated[int, Field(ge=0, lt=1 << 62)]
 Shape = Annotated[list[Dim], Field(max_length=MAX_DIMS)]
+DTYPES = {
+    str(v).removeprefix("torch."): v for v in vars(torch).values() if isinstance(v, torch.dtype)
+}
+"""Every dtype torch defines, by the name the worker writes (`float32`, `float8_e4m3fn`)."""
+DEVICES = {"cpu", "cuda", "meta", "mps", "xpu", "hpu", "mtia", "xla", "privateuseone"}
+NO_FILES: Mapping[str, int] = MappingProxyType({})
+
+
+def one_of(names: Collection[str], what: str) -> AfterValidator:
+    """A string that must be one of `names`: anything else is a parse error, never text."""
+
+    def check(value: str) -> str:
+        if value not in names:
+            raise ValueError(f"not {what}")
+        return value
+
+    return AfterValidator(check)
+
+
+DtypeName = Annotated[str, one_of(DTYPES, "a torch dtype")]
+DeviceName = Annotated[str, one_of(DEVICES, "a device type")]
 
 
 class Frame(Strict):
@@ -44,34 +67,43 @@ class Frame(Strict):
 
 class ErrorInfo(Strict):
     stage: Literal["init", "inspect", "load", "setup", "call", "import"]
-    call: int
+    call: int = Field(ge=0)
     type: str = Field(max_length=200)
     message: str = Field(max_length=4000)
     frames: list[Frame] = Field(max_length=16)
 
-    def summary(self) -> str:
-        """`ValueError: message at file:line `code``; without the message and the code in a
-        candidate-facing view (their code chose them)."""
-        where = f" at {self.frames[-1].file}:{self.frames[-1].line}" if self.frames else ""
+    def summary(self, files: Mapping[str, int] = NO_FILES) -> str:
+        """`ValueError: message at file:line `code``; in a candidate-facing view without the
+        message and the code (their code chose them), and without the place unless it is a line
+        of one of `files` (the submission's Python files, by their number of lines)."""
         code = f" `{self.frames[-1].code.strip()}`" if self.frames and self.frames[-1].code else ""
         message = self.message.strip().splitlines()[0][:300] if self.message.strip() else ""
         kind = own_type(self.type, "an exception")
-        return kind + own(f": {message}", "") + where + own(code, "")
+        return kind + own(f": {message}", "") + self.place(files) + own(code, "")
+
+    def place(self, files: Mapping[str, int]) -> str:
+        """` at file:line` of the last frame: to the candidate, only a line of one of `files`."""
+        if not self.frames:
+            return ""
+        last = self.frames[-1]
+        where = f" at {last.file}:{last.line}"
+        if last.line is not None and 1 <= last.line <= files.get(last.file, 0):
+            return where
+        return own(where, "")
 
 
 class TensorOut(Strict):
     kind: Literal["tensor"]
     key: str | None
     shape: Shape
-    dtype: str
-    device: str
+    dtype: DtypeName
+    device: DeviceName
     contiguous: bool
     requires_grad: bool
 
     @property
-    def torch_dtype(self) -> torch.dtype | None:
-        found = getattr(torch, self.dtype, None)
-        return found if isinstance(found, torch.dtype) else None
+    def torch_dtype(self) -> torch.dtype:
+        return DTYPES[self.dtype]
 
 
 class ValueOut(Strict):
@@ -91,12 +123,21 @@ class TraceEntry(Strict):
     query_shape: Shape | None = None
 
 
+class OpCount(Strict):
+    """The torch functions one call ran: all of them, the products and the softmaxes."""
+
+    all: int = Field(ge=0)
+    products: int = Field(ge=0)
+    softmaxes: int = Field(ge=0)
+
+
 class CallResult(Strict):
     outputs: list[TensorOut | ValueOut] = Field(max_length=MAX_OUTPUTS)
     container: str | None = Field(max_length=200)  # the tuple or list type returned, if any
-    length: int  # how many values it returned: `outputs` describes the first MAX_OUTPUTS
+    length: int = Field(ge=0)  # how many it returned: `outputs` describes the first MAX_OUTPUTS
     grads: dict[str, str | None]
     trace: list[TraceEntry] = Field(max_length=1000)
+    ops: OpCount | None  # what the call ran, where the probe asked
     seconds: float
 
     @model_validator(mode="after")
@@ -110,7 +151,7 @@ class CallResult(Strict):
 class ParamInfo(Strict):
     name: str
     shape: Shape
-    dtype: str
+    dtype: DtypeName
     requires_grad: bool
     storage: int
 
@@ -118,7 +159,7 @@ class ParamInfo(Strict):
 class BufferInfo(Strict):
     name: str
     shape: Shape
-    dtype: str
+    dtype: DtypeName
     persistent: bool
 
 
@@ -152,15 +193,35 @@ class LoadInfo(Strict):
     def ok(self) -> bool:
         return not (self.missing or self.unexpected or self.mismatched)
 
-    def summary(self) -> str:
+    def summary(self, known: Collection[str], sizes: Collection[int]) -> str:
+        """What went wrong, the names the grader asked for (`nonconformity` holds them to it)
+        in full; to the candidate, their module's other names only if `known` and its shapes
+        by the `sizes` the grader knows (`own_names`, `own_shape`)."""
         parts = []
         if self.missing:
             parts.append("no parameter named " + ", ".join(self.missing))
         if self.unexpected:
-            parts.append("unexpected parameter " + ", ".join(self.unexpected))
+            parts.append("unexpected parameter " + own_names(self.unexpected, known))
         for m in self.mismatched:
-            parts.append(f"{m.name} has shape {tuple(m.got)}, expected {tuple(m.expected)}")
+            got, expected = (own(str(tuple(s)), own_shape(s, sizes)) for s in (m.got, m.expected))
+            parts.append(f"{m.name} has shape {got}, expected {expected}")
         return "; ".join(parts)
+
+    def answers(self, asked: Collection[str]) -> bool:
+        """Whether it names the weights `asked` for as loading them can: missing or mismatched
+        ones among them, unexpected ones not."""
+        named = [*self.missing, *(m.name for m in self.mismatched)]
+        return all(n in asked for n in named) and not any(n in asked for n in self.unexpected)
+
+
+class PolicyEvent(Strict):
+    """A call the sandbox's policy guard refused, or a sign that it was tampered with."""
+
+    kind: Literal["forbidden", "tampering"]
+    what: str = Field(max_length=300)
+
+
+Events = Annotated[list[PolicyEvent], Field(max_length=40)]
 
 
 class ProbeData(Strict):
@@ -169,10 +230,12 @@ class ProbeData(Strict):
     inspect: InspectInfo | None
     load: LoadInfo | None
     calls: list[CallResult] = Field(max_length=64)
+    policy: Events
 
 
 class ImportStatus(Strict):
     import_error: ErrorInfo | None
+    policy: Events
 
 
 class ProblemExit(Strict):
@@ -223,6 +286,7 @@ class ProblemRun:
     started: bool = False
     imported: bool = False  # the entry file finished importing
     import_error: ErrorInfo | None = None
+    policy: list[PolicyEvent] = field(default_factory=list)  # the guard's, at import
     probes: dict[str, ProbeResult] = field(default_factory=dict)
     invalid: list[str] = field(default_factory=list)
     stdout: str = ""
@@ -240,10 +304,19 @@ def read_model(path: Path, model: type[M]) -> M:
     return validated(model, raw, path.name)
 
 
-def records(data: bytes) -> Iterator[tuple[bytes, bytes, int]]:
-    """The complete records of a results file: (JSON, safetensors, where the record ends), the
-    two parts each after its u64 length. A record cut short ends the file (its child was killed
-    while writing it)."""
+class Record(NamedTuple):
+    """One record of a results file: what was sealed, its JSON, its safetensors, its seal."""
+
+    sealed: bytes
+    body: bytes
+    blob: bytes
+    seal: bytes
+
+
+def records(data: bytes) -> Iterator[tuple[Record, int]]:
+    """The complete records of a results file, each with where it ends: the JSON and the
+    safetensors each after its u64 length, then the seal. A record cut short ends the file (its
+    child was killed while writing it)."""
     at, size = 0, RECORD_LENGTH.size
     while at + size <= len(data):
         (length,) = RECORD_LENGTH.unpack_from(data, at)
@@ -251,10 +324,12 @@ def records(data: bytes) -> Iterator[tuple[bytes, bytes, int]]:
         if body_end + size > len(data):
             return
         (length,) = RECORD_LENGTH.unpack_from(data, body_end)
-        end = body_end + size + length
+        blob_end = body_end + size + length
+        end = blob_end + SEAL_BYTES
         if end > len(data):
             return
-        yield data[at + size : body_end], data[body_end + size : end], end
+        body, blob = data[at + size : body_end], data[body_end + size : blob_end]
+        yield Record(data[at:blob_end], body, blob, data[blob_end:end]), end
         at = end
 
 
@@ -294,12 +369,17 @@ def nonconformity(data: ProbeData, probe: Probe) -> str | None:
         return "inspection missing or not asked for"
     if (data.load is None) != (probe.get("weights") is None):
         return "weight loading missing or not asked for"
+    if data.load is not None and not data.load.answers(probe.get("weights") or {}):
+        return "weight loading that names other parameters than asked for"
     return None
 
 
-def read_problem(out_dir: Path, problem: str, probes: Mapping[str, Probe]) -> ProblemRun:
-    """Read one problem's folder (`probes`: id -> the probe asked for); files that are missing,
-    malformed or over the problem's byte budget are noted, never trusted."""
+def read_problem(
+    out_dir: Path, problem: str, probes: Mapping[str, Probe], seal: Seal
+) -> ProblemRun:
+    """Read one problem's folder (`probes`: id -> the probe asked for; `seal`: the problem's
+    sealer, under the job's key); files that are missing, malformed, not sealed with the key
+    or over the problem's byte budget are noted, never trusted."""
     run = ProblemRun(problem=problem, exit=None)
     folder = out_dir / problem
     if not folder.is_dir():
@@ -315,7 +395,8 @@ def read_problem(out_dir: Path, problem: str, probes: Mapping[str, Probe]) -> Pr
     status_path = folder / "import.json"
     if status_path.is_file():
         try:
-            run.import_error = read_model(status_path, ImportStatus).import_error
+            status = read_status(status_path, seal)
+            run.import_error, run.policy = status.import_error, status.policy
             run.imported = run.import_error is None
         except InvalidOutput as exc:
             run.invalid.append(str(exc))
@@ -325,19 +406,40 @@ def read_problem(out_dir: Path, problem: str, probes: Mapping[str, Probe]) -> Pr
     data, more = read_file_capped(path, MAX_PROBLEM_BYTES)
     if more:
         run.invalid.append(f"results over {MAX_PROBLEM_BYTES} bytes")
-    read_records(data, probes, run, whole=not more)
+    read_records(data, probes, run, not more, seal)
     return run
 
 
-def read_records(data: bytes, probes: Mapping[str, Probe], run: ProblemRun, whole: bool) -> None:
+def read_status(path: Path, seal: Seal) -> ImportStatus:
+    """A problem's import status: its seal (hex), a newline, then its JSON."""
+    raw, more = read_file_capped(path, MAX_JSON_BYTES)
+    if more:
+        raise InvalidOutput(f"{path.name}: over the limit of {MAX_JSON_BYTES} bytes")
+    given, _, encoded = raw.partition(b"\n")
+    if not hmac.compare_digest(given, seal("import", encoded).hex().encode()):
+        raise InvalidOutput(f"{path.name}: {UNSEALED}")
+    return validated(ImportStatus, encoded, path.name)
+
+
+UNSEALED = "not sealed by the grader's worker (the candidate's process wrote or changed it)"
+
+
+def read_records(
+    data: bytes, probes: Mapping[str, Probe], run: ProblemRun, whole: bool, seal: Seal
+) -> None:
     """Read a results file's records into `run`: at most one per probe asked, at most
-    `MAX_PROBLEM_JSON_BYTES` of probe data, each probe once; what breaks a rule is noted and
-    ends the reading. Bytes after the last whole record of a `whole` file are noted when the
-    child exited 0 (it was not killed while writing)."""
+    `MAX_PROBLEM_JSON_BYTES` of probe data, each probe once, each sealed under the job's key
+    with its index; what breaks a rule is noted and ends the reading. Bytes after the last whole
+    record of a `whole` file are noted when the child exited 0 (it was not killed while
+    writing)."""
     json_bytes = last = 0
-    for index, (body, blob, end) in enumerate(records(data)):
+    for index, (record, end) in enumerate(records(data)):
         what = f"{RESULTS_FILE} record {index + 1}"
+        body, blob = record.body, record.blob
         json_bytes, last = json_bytes + len(body), end
+        if not hmac.compare_digest(record.seal, seal(str(index), record.sealed)):
+            run.invalid.append(f"{what}: {UNSEALED}")
+            return
         if index >= len(probes):
             run.invalid.append(f"{what}: over the limit of {len(probes)} records")
             return

@@ -1,14 +1,29 @@
-"""Staging: a sanitized copy of a submission for the worker, and its content hash."""
+"""Staging: a sanitized copy of a submission for the worker, and its content hash.
+
+The submission's tree is the candidate's: it is walked with a stack (never recursion), and every
+limit is checked on names and sizes before a byte of a file is read. What a limit leaves out is
+noted with the limit, and a problem whose entry file was left out says which.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.sandbox.capped import read_file_capped
+
 MAX_FILE_BYTES = 1 << 20
 MAX_FILES = 200
+MAX_TOTAL_BYTES = 4 << 20
+"""The most the staged files of a submission hold together (the sandbox sizes its /tmp from it)."""
+MAX_DEPTH = 16  # folders below the submission's own
+MAX_NAME_BYTES = 100  # a file's or folder's name, UTF-8
+MAX_PATH_BYTES = 200  # a file's path in the submission, UTF-8
+MAX_ENTRIES = 10_000  # files and folders looked at in all
+MAX_NOTES = 10  # what was left out, listed one by one; the rest are counted
 SKIPPED_DIRS = {"__pycache__", ".git", ".github", ".venv", "node_modules"}
 READABLE_FILE, READABLE_DIR = 0o644, 0o755
 """Modes of what the worker reads, set explicitly: it may run as another account."""
@@ -19,60 +34,173 @@ class Staged:
     path: Path
     content_hash: str
     notes: list[str] = field(default_factory=list)
-    sources: dict[str, str] = field(default_factory=dict)  # relative name -> text
+    sources: dict[str, bytes] = field(default_factory=dict)  # relative name -> raw bytes
+    left_out: dict[str, str] = field(default_factory=dict)  # Python file -> the limit
+    unread: str | None = None  # why part of the submission was never looked at
 
 
-def submission_files(source: Path) -> tuple[list[Path], list[str]]:
-    """The submission's regular Python files (relative, in hashing order) and notes on the rest."""
-    files: list[Path] = []
-    notes: list[str] = []
-    for folder, dirs, names in os.walk(source, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS and not d.startswith("."))
-        for name in sorted(f for f in names if f.endswith(".py")):
-            path = Path(folder) / name
-            relative = path.relative_to(source)
-            if path.is_symlink() or not path.is_file():
-                notes.append(f"{relative}: not a regular file (links are not followed)")
-                continue
-            size = path.stat().st_size
-            if size > MAX_FILE_BYTES:
-                notes.append(f"{relative}: {size} bytes, over the 1 MiB limit; left out")
-                continue
-            if len(files) == MAX_FILES:
-                notes.append(f"more than {MAX_FILES} Python files; the rest are left out")
-                return files, notes
-            files.append(relative)
-    return files, notes
+@dataclass
+class Selection:
+    """What staging takes of a submission: its Python files in hashing order, with their
+    bytes, and what it left out, with the limit that did."""
+
+    files: dict[str, bytes] = field(default_factory=dict)
+    left_out: dict[str, str] = field(default_factory=dict)
+    folders: list[str] = field(default_factory=list)  # folders left out, as notes
+    unread: str | None = None
+    total: int = 0
+    entries: int = 0
+
+    def notes(self) -> list[str]:
+        """One note per thing left out, the first `MAX_NOTES` of them; then how many more."""
+        every = [f"{shown(r)}: {why}; left out" for r, why in self.left_out.items()]
+        every += self.folders
+        notes = every[:MAX_NOTES]
+        if len(every) > MAX_NOTES:
+            notes.append(f"{len(every) - MAX_NOTES} more left out")
+        return notes + ([self.unread] if self.unread else [])
 
 
-def _digest_entry(relative: Path, data: bytes) -> bytes:
-    return str(relative).encode() + b"\0" + data + b"\0"
+def shown(relative: str) -> str:
+    """A path as a note shows it: at most 60 characters."""
+    return relative if len(relative) <= 60 else relative[:57] + "..."
+
+
+def display(relative: str) -> str:
+    """A relative path as text, bytes that are not UTF-8 as `\\xNN` escapes."""
+    return relative.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def name_limit(name: str, relative: str) -> str | None:
+    """Which limit the name of a file or folder (at `relative`) breaks, if any."""
+    try:
+        size = len(relative.encode("utf-8"))
+    except UnicodeEncodeError:  # bytes Python could not decode
+        return "its name is not UTF-8"
+    if len(name.encode("utf-8")) > MAX_NAME_BYTES:
+        return f"its name is over {MAX_NAME_BYTES} bytes"
+    if size > MAX_PATH_BYTES:
+        return f"its path is over {MAX_PATH_BYTES} bytes"
+    return None
+
+
+def listing(folder: Path, chosen: Selection) -> list[os.DirEntry[str]]:
+    """The folder's entries, sorted by name, within what is left of `MAX_ENTRIES`."""
+    room = MAX_ENTRIES - chosen.entries
+    with os.scandir(folder) as scan:
+        entries = list(itertools.islice(scan, room + 1))
+    if len(entries) > room:
+        entries = entries[:room]
+        chosen.unread = f"over {MAX_ENTRIES} files and folders: the rest were not looked at"
+    chosen.entries += len(entries)
+    return sorted(entries, key=lambda e: e.name)
+
+
+def file_limit(entry: os.DirEntry[str], relative: str, chosen: Selection) -> str | None:
+    """Which limit leaves a Python file out, checked before it is read; None to read it."""
+    why = name_limit(entry.name, relative)
+    if why is not None:
+        return why
+    if not entry.is_file(follow_symlinks=False):
+        return "not a regular file (links are not followed)"
+    if len(chosen.files) == MAX_FILES:
+        return f"over the limit of {MAX_FILES} Python files"
+    size = entry.stat(follow_symlinks=False).st_size
+    if size > MAX_FILE_BYTES:
+        return f"{size} bytes, over the 1 MiB limit per file"
+    if chosen.total + size > MAX_TOTAL_BYTES:
+        return f"over the {MAX_TOTAL_BYTES >> 20} MiB limit for all files together"
+    return None
+
+
+def take_file(entry: os.DirEntry[str], relative: str, chosen: Selection) -> None:
+    """Read a Python file into `chosen`, or note which limit leaves it out."""
+    why = file_limit(entry, relative, chosen)
+    if why is None:
+        data, more = read_file_capped(Path(entry.path), MAX_FILE_BYTES)
+        if not more and chosen.total + len(data) <= MAX_TOTAL_BYTES:
+            chosen.files[relative] = data
+            chosen.total += len(data)
+            return
+        why = "it grew past the limits as it was read"
+    chosen.left_out[display(relative)] = why
+
+
+def folder_limit(entry: os.DirEntry[str], relative: str, depth: int) -> str | None:
+    """Why a folder is not walked: None to walk it, "" to skip it without a note."""
+    if entry.name in SKIPPED_DIRS or entry.name.startswith("."):
+        return ""
+    if not entry.is_dir(follow_symlinks=False):
+        return ""  # a link to a folder: not followed
+    why = name_limit(entry.name, relative)
+    if why is None and depth > MAX_DEPTH:
+        why = f"over {MAX_DEPTH} folders deep"
+    return why
+
+
+def select(source: Path) -> Selection:
+    """Walk the submission (depth first, files before sub-folders, each sorted by name) and
+    take what the limits let in."""
+    chosen = Selection()
+    stack: list[tuple[Path, str, int]] = [(source, "", 0)]
+    while stack and chosen.unread is None:
+        folder, prefix, depth = stack.pop()
+        try:
+            entries = listing(folder, chosen)
+        except OSError as exc:
+            if not prefix:
+                chosen.unread = f"the submission's folder is unreadable ({exc.strerror})"
+                break
+            chosen.folders.append(f"folder {shown(display(prefix))}: unreadable ({exc.strerror})")
+            continue
+        folders = []
+        for entry in entries:
+            relative = prefix + entry.name
+            try:
+                if entry.name.endswith(".py") and not entry.is_dir(follow_symlinks=False):
+                    take_file(entry, relative, chosen)
+                elif (why := folder_limit(entry, relative, depth + 1)) is None:
+                    folders.append((Path(entry.path), relative + "/", depth + 1))
+                elif why:
+                    chosen.folders.append(f"folder {shown(display(relative))}: {why}; left out")
+            except OSError as exc:
+                chosen.left_out[display(relative)] = f"unreadable ({exc.strerror})"
+        stack.extend(reversed(folders))
+    return chosen
+
+
+def _digest_entry(relative: str, data: bytes) -> bytes:
+    return relative.encode() + b"\0" + data + b"\0"
+
+
+def digest(files: dict[str, bytes]) -> str:
+    """The sha256 of staged files, in hashing order: what a report's content_hash holds."""
+    hashed = hashlib.sha256()
+    for relative, data in files.items():
+        hashed.update(_digest_entry(relative, data))
+    return hashed.hexdigest()
 
 
 def content_hash(source: Path) -> str:
     """The sha256 of what staging would copy: the same value a report's content_hash holds."""
-    digest = hashlib.sha256()
-    for relative in submission_files(source)[0]:
-        digest.update(_digest_entry(relative, (source / relative).read_bytes()))
-    return digest.hexdigest()
+    return digest(select(source).files)
 
 
 def stage_submission(source: Path, dest: Path) -> Staged:
-    """Copy the submission's regular Python files (no links, at most 1 MiB each) to `dest`,
-    readable by every account whatever the umask."""
-    digest = hashlib.sha256()
+    """Copy the submission's regular Python files, within the limits, to `dest`, readable by
+    every account whatever the umask."""
+    chosen = select(source)
     dest.mkdir(parents=True, exist_ok=True)
     dest.chmod(READABLE_DIR)
-    files, notes = submission_files(source)
-    sources = {}
-    for relative in files:
-        data = (source / relative).read_bytes()
-        target = dest / relative
-        for folder in reversed(relative.parents[:-1]):
-            (dest / folder).mkdir(exist_ok=True)
-            (dest / folder).chmod(READABLE_DIR)
-        target.write_bytes(data)
-        target.chmod(READABLE_FILE)
-        digest.update(_digest_entry(relative, data))
-        sources[str(relative)] = data.decode("utf-8", errors="replace")
-    return Staged(dest, digest.hexdigest(), notes, sources)
+    for relative, data in chosen.files.items():
+        *folders, name = relative.split("/")
+        target = dest
+        for folder in folders:
+            target = target / folder
+            target.mkdir(exist_ok=True)
+            target.chmod(READABLE_DIR)
+        (target / name).write_bytes(data)
+        (target / name).chmod(READABLE_FILE)
+    return Staged(
+        dest, digest(chosen.files), chosen.notes(), chosen.files, chosen.left_out, chosen.unread
+    )

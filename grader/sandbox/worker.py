@@ -1,17 +1,21 @@
 """The sandbox worker: runs a candidate's code on the probes the host asked for, writes data back.
 
-Usage: python3 worker.py --submission SUB_DIR --out OUT_DIR [--emit-tar] < JOB
+Usage: python3 worker.py --submission SUB_DIR --out OUT_DIR [--emit-tar] [--clean-scratch] < JOB
        python3 worker.py --out OUT_DIR --serve K < SUBMISSIONS   (PID 1 of a container only)
 
 The job arrives on stdin, a pipe: an index (each problem's id, timeout and size), then each
 problem's part (its probes as JSON, the tensors they name as safetensors). The worker imports
 torch once, splices each part into a memory file of its own without reading it, then forks one
-child per problem. A child loads its own part, closes every other one, imports the candidate's
-entry file, runs that problem's probes and appends, per probe, a record to
+child per problem. A child loads its own part, closes every other one, sets what it inherited
+back to the worker's state at its start, gives up running other programs (a seccomp filter),
+arms the policy guard (see "the policy guard" below:
+installed once, before any fork), imports the candidate's entry file, runs that problem's
+probes and appends, per probe, a record to
 `OUT_DIR/<problem>/results.bin` (its JSON and its tensors as safetensors, each after its u64
 length); its stdout and stderr go to files beside it. The parent writes
 `OUT_DIR/worker.json` (versions) first, a `started` marker before each child, and, once every
-process the problem started has been killed and reaped, how it ended in `exit.json`.
+process the problem started has been killed and reaped, how it ended in `exit.json`. With
+`--clean-scratch` (a container's worker), /tmp and /dev/shm are emptied before each problem.
 
 With `--emit-tar` the parent streams those files to its stdout as a ustar archive, each as soon
 as it is final, and deletes a problem's files once sent. It is the only process that can write
@@ -24,9 +28,9 @@ then its job), its problems run as above, each in a child of this process, PID 1
 container (the kernel drops a signal a child sends it; a child's `kill(-1)` reaches no other
 process), the result stream sent to the host in frames (R ready, D data, E end). Once the
 submission is done the worker kills every other process of the container, empties /tmp,
-/dev/shm and OUT_DIR,
-removes System V IPC objects and checks that nothing is left and that its own limits are
-unchanged; it stops (and the host replaces its container) after anything but a clean run.
+/dev/shm and OUT_DIR, removes System V IPC objects and checks that nothing is left and that
+its own limits, niceness, I/O priority, affinity and scheduling are unchanged; it stops (and
+the host replaces its container) after anything but a clean run.
 
 Nothing here judges anything: the host compares the data with its own reference run. This file
 must stay self-contained (stdlib, torch, safetensors): it is the only grader code in the image,
@@ -39,36 +43,61 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
+import errno
 import gc
+import hashlib
+import hmac
 import importlib
+import importlib.machinery
+import inspect
 import json
 import math
 import os
+import platform
+import re
 import reprlib
 import resource
 import select
-import shutil
 import signal
+import stat
 import struct
 import sys
+import sysconfig
 import tarfile
+import threading
 import time
 import traceback
+import types
+import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, Literal, NamedTuple, TypedDict, cast, final
+from typing import IO, Any, Literal, NamedTuple, NoReturn, TypedDict, cast, final
 
 import torch
 from safetensors import TensorSpec, serialize
 from safetensors.torch import load as load_tensors
 from torch import nn
+from torch.overrides import TorchFunctionMode
 
-PROTOCOL_VERSION = 6
+PROTOCOL_VERSION = 7
 RESULTS_FILE = "results.bin"
 RECORD_LENGTH = struct.Struct("<Q")
 MAX_INDEX_BYTES = 1 << 20
 PR_SET_DUMPABLE = 4
+PR_SET_SECCOMP = 22
+PR_SET_NO_NEW_PRIVS = 38
+SECCOMP_MODE_FILTER = 2
+SECCOMP_RET_ALLOW = 0x7FFF0000
+SECCOMP_RET_ERRNO = 0x00050000
+BPF_LD_W_ABS, BPF_JEQ_K, BPF_JGE_K, BPF_JSET_K, BPF_RET_K = 0x20, 0x15, 0x35, 0x45, 0x06
+X32_SYSCALL_BIT = 0x40000000
+CLONE_THREAD = 0x00010000
+SYSCALLS = {"x86_64": (0xC000003E, 59, 322, 56, 435), "aarch64": (0xC00000B7, 221, 281, 220, 435)}
+"""The audit architecture and the numbers of execve, execveat, clone and clone3, by machine."""
 PR_SET_CHILD_SUBREAPER = 36
+IOPRIO_WHO_PROCESS = 1
+IOPRIO_SYSCALLS = {"x86_64": (251, 252), "aarch64": (30, 31)}
+"""ioprio_set and ioprio_get, which Python does not wrap, by machine."""
 MADV_COLLAPSE = 25
 HUGE_PAGE = 2 << 20
 MAX_MESSAGE = 2000
@@ -98,6 +127,7 @@ class IndexEntry(TypedDict):
     id: str
     timeout: float
     size: int  # bytes of the problem's part in the stream
+    scope: list[str]  # the submission's files the problem may run: its entry and what it imports
 
 
 class JobIndex(TypedDict):
@@ -166,6 +196,7 @@ class ProbeRequest(ProbeCalls, total=False):
     setup: list[SetupOp]
     mode: Literal["eval", "train"]
     inspect: list[str] | None  # attributes to read; None: no inspection
+    count_ops: bool  # count the torch functions each call runs
     expect_error: bool  # read by the host only: the reference itself raises
 
 
@@ -177,7 +208,8 @@ class ProblemJob(TypedDict):
     """A problem's part of the job, besides its tensors."""
 
     entry: str
-    traces: list[str]
+    refuse: list[str]  # the attention families (`FAMILIES`) the problem forbids
+    key: str  # hex: the key that seals each record the problem's child writes (`sealer`)
     probes: list[Probe]
 
 
@@ -226,12 +258,22 @@ class TraceEntry(TracedCall, total=False):
     query_shape: list[int] | None
 
 
+class OpCount(TypedDict):
+    """The torch functions one call ran: all of them, the products among them and the softmaxes
+    (`PRODUCTS`, `SOFTMAXES`)."""
+
+    all: int
+    products: int
+    softmaxes: int
+
+
 class CallResult(TypedDict):
     outputs: list[TensorOut | ValueOut]
     container: str | None
     length: int
     grads: dict[str, str | None]
     trace: list[TraceEntry]
+    ops: OpCount | None  # what the call ran, where the probe asked
     seconds: float
 
 
@@ -277,16 +319,25 @@ class LoadInfo(TypedDict):
     mismatched: list[Mismatch]
 
 
+class PolicyEvent(TypedDict):
+    """A call the policy guard refused, or a sign that it was tampered with."""
+
+    kind: Literal["forbidden", "tampering"]
+    what: str
+
+
 class ProbeData(TypedDict):
     id: str
     error: ErrorInfo | None
     inspect: InspectInfo | None
     load: LoadInfo | None
     calls: list[CallResult]
+    policy: list[PolicyEvent]  # what the guard refused or found changed during the probe
 
 
 class ImportStatus(TypedDict):
     import_error: ErrorInfo | None
+    policy: list[PolicyEvent]
 
 
 class ProblemExit(TypedDict):
@@ -329,70 +380,653 @@ class SubmissionEnd(TypedDict):
     retire: bool  # the container must not serve another submission
 
 
-class StubModule(nn.Module):
-    """The grader's own module handed to a candidate's function: layers and attributes only."""
+# ---------------------------------------------------------------------------- the policy guard
+# A problem's policy is enforced where a call happens: in the candidate's own process, at
+# torch's layers. Every operator of the attention families that torch's dispatcher knows
+# (derived from its registry: public or private, on every dispatch key a CPU tensor reaches)
+# runs a kernel of ours first; torch's Python functions, modules and higher-order operators
+# that compute attention are neutered, in the problem's child, for the families it refuses. A
+# refused call raises `Refused` and is recorded: it costs the values it would have produced.
+# An allowed family's public operator runs (and is traced) with its private operators beneath
+# it. An audit hook, which Python code cannot remove, refuses code that was not handed in (or
+# is not the problem's), code made from text, frames, the garbage collector, ctypes, threads,
+# and a seccomp filter refuses every exec. Nothing the candidate's code can reach leads to the
+# guard's objects: the worker's module leaves `sys.modules`, and what the candidate is handed
+# (the stub module, the operation counter, the import hook) has globals of its own.
 
-    def forward(self, *args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError("the grader's module may not be called: use its layers and weights")
+FAMILIES = ("multi_head_attention", "scaled_dot_product_attention")
+ATTENTION = re.compile(r"attention|sdpa|_sdp|transformer|multi_?head", re.IGNORECASE)
+"""Names of the attention families: torch's operators, Python functions and modules."""
+MULTI_HEAD = re.compile(r"multi_?head|transformer", re.IGNORECASE)
+ATTENTION_MODULES = (
+    "torch.nn.attention.flex_attention",
+    "torch.ao.nn.quantizable",
+    "torch.ao.nn.quantized",
+)
+"""Torch's modules that define attention in Python, imported before the guard is installed."""
+REACHABLE_KEYS = ("AutogradOther", "AutogradNestedTensor")
+"""Dispatch keys guarded besides every key whose name ends in CPU."""
+COMPOSITE = "CompositeImplicitAutograd"
+"""The alias key of kernels that decompose: one kernel of ours there replaces them all."""
+NO_BYTECODE = "/proc/no-bytecode-here"
+"""Where cached bytecode is looked for in a problem's child: nowhere, so that every module
+it imports from then on is compiled from its source."""
+REFUSED_EVENT = "attention-grader.refused"
+"""The audit event a neutered torch function raises: the hook records it and refuses."""
+TRACED_EVENT = "attention-grader.traced"
+TRACER = """
+def scaled_dot_product_attention(*args, **kwargs):
+    __import__("sys").audit("attention-grader.traced", args, kwargs)
+    return ORIGINAL(*args, **kwargs)
+"""
+MAX_EVENTS = 20
+FRAME_ATTRIBUTES = {"tb_frame", "gi_frame", "cr_frame", "ag_frame"}
+FRAME_EVENTS = {"sys._getframe", "_thread.start_new_thread", "code.__new__", "function.__new__"}
+"""Audit events (with a frame's attributes) refused when the candidate's code asked for them,
+directly or through a library: frames reach the grader's objects, a thread runs unseen by the
+operation counter, new code and functions are code the host never read."""
+FRAME_HANDLERS = ("inspect.py", "traceback.py")
+"""Standard library files that hand frames on to their caller (`inspect.currentframe`,
+`traceback.walk_stack`): a frame one of them reads is for whoever called it."""
+CODE_MAKERS = ("dataclasses.py", os.path.join("collections", "__init__.py"))
+"""The standard library's files that make classes' code from text (a dataclass's methods, a
+namedtuple's `__new__`), out of identifiers they check."""
+REFUSED_EVENTS = (
+    "gc.get_objects",
+    "gc.get_referrers",
+    "gc.get_referents",
+    "sys.settrace",
+    "sys.setprofile",
+    "sys._current_frames",
+    "marshal.load",
+    "ctypes.",
+)
+"""Audit events (or their prefixes) refused from any code once candidate code may run."""
 
 
-class Recorder:
-    """Wraps library functions so that each call made by candidate code is noted."""
-
-    def __init__(self) -> None:
-        self.calls: list[TraceEntry] = []
-
-    def install(self, names: list[str]) -> None:
-        for name in names:
-            owner, attr, describe = TRACEABLE[name]
-            original = getattr(owner, attr)
-            setattr(owner, attr, self._wrap(name, original, describe))
-
-    def _wrap(
-        self, name: str, original: Callable[..., Any], describe: Describe
-    ) -> Callable[..., Any]:
-        def traced(*args: Any, **kwargs: Any) -> Any:
-            self.calls.append(describe(name, *args, **kwargs))
-            return original(*args, **kwargs)
-
-        return traced
+class Refused(RuntimeError):
+    """A call the problem's policy forbids, refused in the process that made it."""
 
 
-Describe = Callable[..., TraceEntry]
-"""Called as `describe(name, *args, **kwargs)` with a traced call's name and arguments."""
+class Canary(Exception):
+    """Raised by the guard's own kernels while it checks that they are still in place."""
 
 
-def _describe_sdpa(fn: str, *args: Any, **kwargs: Any) -> TraceEntry:
-    names = ["query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale"]
+SEALED_BUILTINS = {
+    "RuntimeError": RuntimeError,
+    "ImportError": ImportError,
+    "getattr": getattr,
+    "isinstance": isinstance,
+    "len": len,
+    "__import__": __import__,
+}
+
+
+def sealed_space(source: str, **names: Any) -> dict[str, Any]:
+    """The functions `source` defines, with globals of their own (`names` and a few builtins),
+    not this module's: a function the candidate's code can reach must not lead to the worker's
+    objects."""
+    space: dict[str, Any] = {"__builtins__": SEALED_BUILTINS, **names}
+    exec(compile(source, "<attention-grader>", "exec"), space)
+    return {k: v for k, v in space.items() if inspect.isfunction(v)}
+
+
+def sealed(source: str, name: str, **names: Any) -> Any:
+    """The function `name` that `source` defines, with globals of its own (`sealed_space`)."""
+    return sealed_space(source, **names)[name]
+
+
+StubModule = type(
+    "StubModule",
+    (nn.Module,),
+    {
+        "__doc__": "The grader's own module handed to a candidate's function: layers and "
+        "attributes only.",
+        "forward": sealed(
+            "def forward(self, *args, **kwargs):\n"
+            "    raise RuntimeError('the grader\\'s module may not be called: use its layers')\n",
+            "forward",
+        ),
+    },
+)
+
+
+def family_of(name: str) -> str | None:
+    """The attention family a name belongs to (an operator, a function, a module), if any."""
+    if not ATTENTION.search(name):
+        return None
+    return FAMILIES[0] if MULTI_HEAD.search(name) else FAMILIES[1]
+
+
+def attention_operators() -> dict[str, list[str]]:
+    """Every operator of the attention families (`aten::name.overload`) and the dispatch keys
+    a CPU tensor can reach it on where it has a kernel of its own; `COMPOSITE` stands for
+    every key where its kernel is the composite one (it decomposes into other operators)."""
+    found: dict[str, list[str]] = {}
+    for op in sorted(torch._C._dispatch_get_all_op_names()):
+        if not ATTENTION.search(op.partition("::")[2]):
+            continue
+        keys = found.setdefault(op, [])
+        for line in torch._C._dispatch_dump_table(op).splitlines():
+            key, _, kernel = line.partition(": ")
+            if "fallthrough" in kernel or "[backend fallback]" in kernel:
+                continue
+            if not key.endswith("CPU") and key not in REACHABLE_KEYS:
+                continue
+            key = COMPOSITE if kernel.endswith("[math kernel]") else key
+            if key not in keys:
+                keys.append(key)
+    return {op: keys for op, keys in found.items() if keys}
+
+
+def op_schema(op: str) -> Any:
+    """The schema of `aten::name.overload`."""
+    base, _, overload = op.partition(".")
+    for schema in torch._C._jit_get_schemas_for_operator(base):
+        if schema.overload_name == overload:
+            return schema
+    raise LookupError(op)
+
+
+def describe_call(fn: str, names: list[str], args: Any, kwargs: dict[str, Any]) -> TraceEntry:
+    """A traced call, its arguments bound by name (`names`, the operator's, in order); the SDPA
+    fields are read where it has them."""
     bound = dict(zip(names, args, strict=False))
     bound.update(kwargs)
+    query, scale = bound.get("query"), bound.get("scale")
     return {
         "fn": fn,
         "is_causal": bool(bound.get("is_causal", False)),
         "dropout_p": float(bound.get("dropout_p", 0.0)),
-        "scale": None if bound.get("scale") is None else float(bound["scale"]),
+        "scale": None if scale is None else float(scale),
         "attn_mask": bound.get("attn_mask") is not None,
-        "query_shape": list(bound["query"].shape) if "query" in bound else None,
+        "query_shape": list(query.shape) if isinstance(query, torch.Tensor) else None,
     }
 
 
-def _describe_nothing(fn: str, *args: Any, **kwargs: Any) -> TraceEntry:
-    return {"fn": fn}
+class PythonTarget(NamedTuple):
+    """Something of torch's, written in Python, that computes attention: a function (neutered
+    by giving it refusing code, so every reference to it refuses) or an attribute of a class
+    (a module's `forward`, a higher-order operator's `__call__`), replaced."""
+
+    qualname: str
+    family: str
+    function: Any  # a function, or the class whose attribute is replaced
+    attribute: str | None
 
 
-TRACEABLE: dict[str, tuple[Any, str, Describe]] = {
-    "scaled_dot_product_attention": (
-        torch.nn.functional,
-        "scaled_dot_product_attention",
-        _describe_sdpa,
-    ),
-    "multi_head_attention_forward": (
-        torch.nn.functional,
-        "multi_head_attention_forward",
-        _describe_nothing,
-    ),
-    "MultiheadAttention.forward": (nn.MultiheadAttention, "forward", _describe_nothing),
-}
+def python_targets() -> list[PythonTarget]:
+    """Torch's Python functions, modules and higher-order operators of the attention families,
+    from every torch module loaded (`ATTENTION_MODULES` imported first)."""
+    found: dict[int, PythonTarget] = {}
+    for module_name, module in list(sys.modules.items()):
+        if module is None or module_name.split(".")[0] != "torch":
+            continue
+        for attr, value in list(vars(module).items()):
+            family = family_of(attr)
+            if family is None or getattr(value, "__module__", None) != module_name:
+                continue
+            qualname = f"{module_name}.{attr}"
+            if isinstance(value, type) and issubclass(value, nn.Module):
+                if "forward" in vars(value):
+                    found[id(value)] = PythonTarget(f"{qualname}.forward", family, value, "forward")
+            elif inspect.isfunction(value):
+                found[id(value)] = PythonTarget(qualname, family, value, None)
+    operators = getattr(torch._ops, "_higher_order_ops", {})
+    for name, operator in operators.items():
+        family = family_of(name)
+        if family is not None:
+            qualname = f"torch.ops.higher_order.{name}"
+            found[id(operator)] = PythonTarget(qualname, family, type(operator), "__call__")
+    return list(found.values())
+
+
+def refusing(qualname: str) -> Any:
+    """A function that records a refused call of `qualname` (the audit hook does) and raises;
+    its code refers to builtins only, so it can replace the code of any closure-free function."""
+    source = (
+        "def refused(*args, **kwargs):\n"
+        f"    __import__('sys').audit({REFUSED_EVENT!r}, {qualname!r})\n"
+        f"    raise RuntimeError({qualname + ': refused by the grader'!r})\n"
+    )
+    return sealed(source, "refused")
+
+
+class Flags(threading.local):
+    """The guard's state of one thread."""
+
+    depth = 0  # inside an allowed public call: its private operators run beneath it
+    backward = False  # the worker backpropagates: an allowed family's backward runs
+
+
+@final
+class Guard:
+    """The policy guard: installed once per worker process, before any fork; armed in each
+    problem's child with the families its problem refuses, before the candidate's code is
+    imported. Unarmed it lets every call through (the worker's own warm-up; the host's reference
+    runs never install it)."""
+
+    def __init__(self) -> None:
+        self.armed = False
+        self.refuse: frozenset[str] = frozenset(FAMILIES)
+        self.policy = self.refuse  # as armed: what `refuse` must still be
+        self.local = Flags()
+        self.canary = False
+        self.trace: list[TraceEntry] = []
+        self.events: list[PolicyEvent] = []
+        self.kernels: dict[tuple[str, str], str] = {}  # (operator, key) -> its kernel's origin
+        self.targets: list[PythonTarget] = []
+        self.refusals: dict[str, Any] = {}  # a target's qualname -> its refusing function
+        self.neutered: list[tuple[Any, str | None, Any]] = []  # what, attribute, refusing code
+        self.sdpa: Any = None
+        self.root = ""
+        self.allowed: dict[str, bytes | None] = {}  # the problem's files: real path -> bytes
+        self.trusted: tuple[str, ...] = ()  # the libraries' folders and the worker's
+        self.libraries: tuple[str, ...] = ()  # the libraries' folders
+        self.makers: tuple[str, ...] = ()  # the library files that may make code from text
+        self.handlers: tuple[str, ...] = ()  # the library files that hand frames on
+        self.typing = ""
+        self.auditing = False
+
+    # -- installing: trusted code only, before any candidate code runs
+
+    def install(self) -> None:
+        """Put a kernel of ours in front of every attention operator on every key a CPU
+        tensor reaches, and find torch's Python attention to neuter when armed. A torch too old
+        to hand out the kernels it runs (`torch.library.get_kernel`, 2.9) gets its kernels when
+        the guard is armed: refusing ones, for the refused families only."""
+        for name in ATTENTION_MODULES:
+            with contextlib.suppress(ImportError):
+                importlib.import_module(name)
+        self.sdpa = torch._C._nn.scaled_dot_product_attention
+        paths = sysconfig.get_paths()
+        libraries = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
+        self.libraries = tuple(os.path.join(os.path.realpath(p), "") for p in sorted(libraries))
+        worker_folder = os.path.join(os.path.dirname(os.path.realpath(__file__)), "")
+        self.trusted = (*self.libraries, worker_folder)
+        stdlib = os.path.realpath(paths["stdlib"])
+        self.makers = tuple(os.path.join(stdlib, f) for f in CODE_MAKERS)
+        self.handlers = tuple(os.path.join(stdlib, f) for f in FRAME_HANDLERS)
+        self.typing = os.path.join(stdlib, "typing.py")
+        library = torch.library.Library("aten", "IMPL")
+        if hasattr(torch.library, "get_kernel"):
+            self.register_all(library, refuse_only=False)
+        LIBRARIES.append(library)  # kept, out of the candidate's reach, for the process's life
+        self.targets = python_targets()
+        self.refusals = {t.qualname: refusing(t.qualname) for t in self.targets}
+
+    def register_all(self, library: Any, refuse_only: bool) -> None:
+        """Our kernels for every attention operator (with `refuse_only`, for those of the
+        refused families, refusing whatever the state), and what the table then says."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "overriding a previously registered kernel"
+            for op, keys in attention_operators().items():
+                if refuse_only and family_of(op.partition("::")[2]) not in self.refuse:
+                    continue
+                names = [a.name for a in op_schema(op).arguments]
+                for key in keys:
+                    self.register(library, op, key, names, refuse_only)
+        if hasattr(torch.library, "get_kernel"):
+            for op, key in self.kernels:
+                self.kernels[(op, key)] = repr(torch.library.get_kernel(op, key))
+
+    def register(
+        self, library: Any, op: str, key: str, names: list[str], refuse_only: bool
+    ) -> None:
+        """A kernel of ours in front of `op` on `key`, calling the kernel it replaces."""
+        runtime_key = "CPU" if key == COMPOSITE else key
+        original = None
+        if not refuse_only:
+            try:
+                original = torch.library.get_kernel(op, runtime_key)
+            except ValueError:  # a key torch's Python side cannot name (MkldnnCPU)
+                return
+        name = op.partition("::")[2]
+        try:
+            library.impl(name, self.kernel(name, names, original), key, with_keyset=True)
+        except (RuntimeError, ValueError):  # a key this torch cannot register on
+            return
+        checked = ("CPU", "AutogradCPU") if key == COMPOSITE else (key,)
+        self.kernels.update({(op, k): "" for k in checked})
+
+    def kernel(self, name: str, names: list[str], original: Any) -> Callable[..., Any]:
+        """The kernel of ours in front of operator `name` (`name.overload`) on one key: a
+        refused family's call is refused whatever else holds; an allowed family's public
+        operator is traced, its private ones run only beneath it or in its backward pass."""
+        family = family_of(name)
+        public = not name.startswith("_")
+        backward = name.partition(".")[0].endswith("_backward")
+        fn = name.partition(".")[0]
+
+        def guarded(keyset: Any, *args: Any, **kwargs: Any) -> Any:
+            if self.canary:
+                raise Canary
+            if original is None or (self.armed and family in self.refuse):
+                self.refused(f"torch's operator aten::{name}")
+            local = self.local
+            if self.armed and not local.depth and not (backward and local.backward):
+                if not public:
+                    self.refused(f"torch's operator aten::{name}")
+                self.trace.append(describe_call(fn, names, args, kwargs))
+                local.depth += 1
+                try:
+                    return original.call_boxed(keyset, *args, **kwargs)
+                finally:
+                    local.depth -= 1
+            return original.call_boxed(keyset, *args, **kwargs)
+
+        return guarded
+
+    # -- arming, in a problem's child
+
+    def arm(self, refuse: list[str], root: str, allowed: dict[str, bytes | None]) -> None:
+        """Enforce the problem's policy from here on: refuse these families, accept code only
+        from the libraries and from the problem's own files under `root` (`allowed`: each real
+        path with its bytes as handed in, or None where the folder is read-only), read the
+        candidate's modules from source only, and take this module out of the candidate's
+        reach."""
+        unknown = set(refuse) - set(FAMILIES)
+        if unknown:
+            raise ValueError(f"unknown policy families {sorted(unknown)}")
+        self.refuse = self.policy = frozenset(refuse)
+        self.root, self.allowed = root, allowed
+        self.neuter()
+        source_only(root)
+        if not self.kernels:
+            self.register_all(LIBRARIES[0], refuse_only=True)
+            self.trace_by_name()
+        unlisted()
+        self.armed = True
+        sys.addaudithook(self.audit)
+
+    def trace_by_name(self) -> None:
+        """Where no kernel of ours fronts SDPA (a torch without get_kernel) and its family is
+        allowed, `F.scaled_dot_product_attention` is traced by its Python name."""
+        if FAMILIES[1] in self.refuse:
+            return
+        functional = torch.nn.functional
+        original = functional.scaled_dot_product_attention
+        functional.scaled_dot_product_attention = sealed(
+            TRACER, "scaled_dot_product_attention", ORIGINAL=original
+        )
+
+    def neuter(self) -> None:
+        """Give torch's Python attention of the refused families refusing code: a function's
+        own code where it has no closure (every reference to it then refuses), else the
+        attribute or module entry that holds it."""
+        for target in self.targets:
+            if target.family not in self.refuse:
+                continue
+            refused = self.refusals[target.qualname]
+            function = target.function
+            if target.attribute is not None:
+                setattr(function, target.attribute, refused)
+                self.neutered.append((function, target.attribute, refused))
+            elif not function.__closure__:
+                function.__code__, function.__defaults__ = refused.__code__, None
+                function.__kwdefaults__ = None
+                self.neutered.append((function, None, refused.__code__))
+            else:
+                module = sys.modules[function.__module__]
+                setattr(module, function.__name__, refused)
+                self.neutered.append((module, function.__name__, refused))
+
+    def refused(self, what: str, kind: Literal["forbidden", "tampering"] = "forbidden") -> NoReturn:
+        event: PolicyEvent = {"kind": kind, "what": what[:300]}
+        if event not in self.events and len(self.events) < MAX_EVENTS:
+            self.events.append(event)
+        raise Refused(f"{what}: refused by the grader's policy for this problem")
+
+    def take_events(self) -> list[PolicyEvent]:
+        events, self.events = self.events, []
+        return events
+
+    # -- the audit hook
+
+    def audit(self, event: str, args: tuple[Any, ...]) -> None:
+        """Refuse, where it happens: a neutered function's call; code that is not the problem's
+        (run from a file not as handed in or not imported by the problem's files, compiled from
+        text or under another file's name); and what reaches the grader's objects or runs
+        unseen (frames, the garbage collector, ctypes, threads, trace hooks)."""
+        if self.auditing or not self.armed:
+            return
+        if event == REFUSED_EVENT:
+            self.refused(str(args[0]))
+        if event == TRACED_EVENT:
+            names = [a.name for a in op_schema("aten::scaled_dot_product_attention").arguments]
+            self.trace.append(describe_call("scaled_dot_product_attention", names, *args))
+            return
+        frame_read = event == "object.__getattr__" and args[1] in FRAME_ATTRIBUTES
+        if event in ("exec", "compile") or frame_read or event in FRAME_EVENTS:
+            self.auditing = True  # what the hook itself does raises events too
+            try:
+                caller = sys._getframe(1)
+                if event == "exec":
+                    problem = self.foreign_code(args[0], caller.f_code.co_filename)
+                elif event == "compile":
+                    problem = self.compiled(args[0], args[1], caller.f_code.co_filename)
+                else:
+                    problem = self.asked_by_candidate(str(args[1]) if frame_read else event, caller)
+            finally:
+                self.auditing = False
+        elif event.startswith(REFUSED_EVENTS):
+            problem = event
+        else:
+            return
+        if problem is not None:
+            self.refused(problem, "tampering")
+
+    def asked_by_candidate(self, what: str, caller: Any) -> str | None:
+        """`what`, refused where the candidate's code asked for it, itself or through the
+        standard library's frame handlers (`inspect`, `traceback`, which hand frames on to
+        their caller); allowed where a library asked for itself (torch formats the stack where
+        a lazy call was queued), or the worker did."""
+        frame = caller
+        for _ in range(100):
+            if frame is None:
+                return None
+            filename = frame.f_code.co_filename
+            if filename not in self.handlers:
+                if filename.startswith(self.trusted) or filename.startswith("<frozen"):
+                    return None
+                return f"{what} (reaches frames, code or the grader's objects)"
+            frame = frame.f_back
+        return f"{what} (reaches frames, code or the grader's objects)"
+
+    def makes_code(self, caller: str, runs: bool) -> bool:
+        """Whether code made from text at `caller` is the libraries' own: the standard library's
+        classes made from their fields (`CODE_MAKERS`), and, compiled but not run, the import
+        system's and `typing`'s (a string annotation becomes a ForwardRef). Any other caller (the
+        candidate's code, `timeit`, `doctest`, `pickle`, torch's annotation reader) would run
+        text the host never read."""
+        if caller.startswith("<frozen importlib") or caller == self.typing:
+            return not runs
+        return caller in self.makers
+
+    def compiled(self, source: Any, filename: Any, caller: str) -> str | None:
+        """Why compiling `source` is refused, if it is: text compiled where only the libraries
+        may, or a file's name given to text that is not that file as it is (or as handed in)."""
+        name = os.fsdecode(filename) if isinstance(filename, str | bytes) else str(filename)
+        if name.startswith("<"):
+            return None if self.makes_code(caller, runs=False) else "compiling text into code"
+        text = source.encode() if isinstance(source, str) else source
+        if not isinstance(text, bytes) or text != self.file_as_it_is(name):
+            return f"compiling code under the name of {name}"
+        return None
+
+    def file_as_it_is(self, name: str) -> bytes | None:
+        """A library's file as it is, or one of the problem's files as handed in; else None."""
+        path = os.path.realpath(name)
+        if path.startswith(os.path.join(self.root, "")):
+            if path not in self.allowed:
+                return None
+            expected = self.allowed[path]
+            if expected is not None:
+                return expected
+        elif not path.startswith(self.trusted):
+            return None
+        try:
+            return Path(path).read_bytes()
+        except OSError:
+            return None
+
+    def foreign_code(self, code: Any, caller: str) -> str | None:
+        """Why running `code` is refused, if it is: a file neither of the libraries nor one of
+        the problem's as handed in, or text made into code where only the libraries may."""
+        filename = getattr(code, "co_filename", "")
+        if filename.startswith("<"):
+            if filename.startswith("<frozen") or self.makes_code(caller, runs=True):
+                return None
+            return "running code made from text"
+        path = os.path.realpath(filename)
+        if path.startswith(os.path.join(self.root, "")):
+            if path not in self.allowed:
+                relative = os.path.relpath(path, self.root)
+                return f"running {relative}, which no file of the problem imports"
+            expected = self.allowed[path]
+            with contextlib.suppress(OSError):
+                if expected is None or Path(path).read_bytes() == expected:
+                    return None
+            return f"running {os.path.relpath(path, self.root)}, which is not as handed in"
+        if path.startswith(self.trusted):
+            return None
+        return f"running code from {filename}, which was not handed in"
+
+    # -- checking that it is in place
+
+    def check(self, full: bool) -> list[PolicyEvent]:
+        """What of the guard is no longer in place: its state, torch's neutered Python
+        attention, its kernel in front of SDPA (with and without autograd); with `full`, every
+        kernel of ours."""
+        missing = [
+            f"the refusal of {getattr(what, '__qualname__', what)}"
+            for what, attribute, refused in self.neutered
+            if (getattr(what, attribute, None) if attribute else what.__code__) is not refused
+        ]
+        state = (self.armed, self.refuse, self.local.depth, self.local.backward)
+        if state != (True, self.policy, 0, False):
+            missing.append("its state (armed, refused families, depth)")
+        if ("aten::scaled_dot_product_attention", "CPU") in self.kernels:
+            missing += self.canaries()
+        if full and hasattr(torch.library, "get_kernel"):
+            missing += [
+                f"its kernel for {op} on {key}"
+                for (op, key), origin in self.kernels.items()
+                if repr(torch.library.get_kernel(op, key)) != origin
+            ]
+        return [{"kind": "tampering", "what": f"the policy guard lost {m}"} for m in missing]
+
+    def canaries(self) -> list[str]:
+        """Call SDPA, with and without autograd, while our kernels raise `Canary`: one that
+        does not raise it is no longer ours."""
+        lost: list[str] = []
+        self.canary = True
+        try:
+            for inference in (False, True):
+                try:
+                    with torch.inference_mode(inference):
+                        tiny = torch.zeros(1, 1, 1, 1)
+                        self.sdpa(tiny, tiny, tiny)
+                except Canary:
+                    continue
+                except Exception:  # another kernel's error: not ours
+                    pass
+                lost.append("its kernel for aten::scaled_dot_product_attention")
+        finally:
+            self.canary = False
+        return lost
+
+
+LIBRARIES: list[Any] = []
+"""The torch library that holds the guard's kernels: its registrations live while it does."""
+
+IMPORT_HOOK = """
+def hook(path, finder=None, root=None):
+    if path == root or path.startswith(root + "/"):
+        return finder(path)
+    raise ImportError(path)
+"""
+
+
+def source_only(root: str) -> None:
+    """The candidate's modules are compiled from their `.py` files, never from bytecode or
+    extension modules found beside them."""
+    finder = importlib.machinery.FileFinder.path_hook(
+        (importlib.machinery.SourceFileLoader, importlib.machinery.SOURCE_SUFFIXES)
+    )
+    hook = sealed(IMPORT_HOOK, "hook")
+    hook.__defaults__ = (finder, root)
+    sys.path_hooks.insert(0, hook)
+    for path in list(sys.path_importer_cache):
+        if path == root or path.startswith(os.path.join(root, "")):
+            del sys.path_importer_cache[path]
+    sys.pycache_prefix = NO_BYTECODE
+
+
+def unlisted() -> None:
+    """Take this module out of `sys.modules` (and off its package): the names that lead to it
+    (`__main__`, `grader.sandbox.worker`) lead nowhere from the candidate's code. Its functions
+    keep their globals."""
+    own = globals()
+    for name, module in list(sys.modules.items()):
+        if getattr(module, "__dict__", None) is own:
+            if name == "__main__":
+                sys.modules[name] = types.ModuleType(name)
+            else:
+                del sys.modules[name]
+                package, _, leaf = name.rpartition(".")
+                with contextlib.suppress(AttributeError, KeyError):
+                    delattr(sys.modules[package], leaf)
+
+
+GUARD = Guard()
+
+
+PRODUCTS = frozenset({
+    "matmul", "__matmul__", "__rmatmul__", "bmm", "mm", "baddbmm", "einsum", "tensordot",
+    "scaled_dot_product_attention",
+})  # fmt: skip
+"""Torch functions that multiply matrices (the products of attention)."""
+SOFTMAXES = frozenset({"softmax", "_softmax", "log_softmax", "exp"})
+"""Torch functions that normalize attention's scores: counted where they give a square matrix
+(tokens by tokens, more than one), as attention's weights are; an SDPA call counts too."""
+COUNTER = """
+def __init__(self):
+    TorchFunctionMode.__init__(self)
+    self.counted = {"all": 0, "products": 0, "softmaxes": 0}
+
+def __torch_function__(self, func, types, args=(), kwargs=None):
+    name = getattr(func, "__name__", "")
+    result = func(*args, **(kwargs or {}))
+    counted = self.counted
+    counted["all"] += 1
+    if name in PRODUCTS:
+        counted["products"] += 1
+    if name == "scaled_dot_product_attention" or name in SOFTMAXES and square(result):
+        counted["softmaxes"] += 1
+    return result
+
+def square(tensor):
+    if not isinstance(tensor, Tensor) or tensor.dim() < 2:
+        return False
+    return tensor.shape[-1] == tensor.shape[-2] and tensor.shape[-1] > 1
+"""
+OpCounter: Any = type(
+    "OpCounter",
+    (TorchFunctionMode,),
+    {
+        "__doc__": "Counts the torch functions a call runs (torch's function-override layer "
+        "sees each): all of them, the products and the softmaxes.",
+        **sealed_space(
+            COUNTER,
+            TorchFunctionMode=TorchFunctionMode,
+            Tensor=torch.Tensor,
+            PRODUCTS=PRODUCTS,
+            SOFTMAXES=SOFTMAXES,
+        ),
+    },
+)
+"""The candidate's code can reach it (torch's mode stack), and from it nothing of ours."""
 
 
 # ---------------------------------------------------------------------------- probe executor
@@ -409,17 +1043,18 @@ def run_probe(
     probe: Probe,
     inputs: dict[str, torch.Tensor],
     mode: Mode,
-    recorder: Recorder | None = None,
     source_root: str = "",
 ) -> tuple[ProbeData, dict[str, torch.Tensor]]:
     """Run one probe against `namespace` (a module's globals) and return its result data; in
-    the sandbox, error frames are those of files under `source_root`."""
+    the sandbox, error frames are those of files under `source_root`, and the policy guard's
+    trace and events are the probe's."""
     result: ProbeData = {
         "id": probe["id"],
         "error": None,
         "inspect": None,
         "load": None,
         "calls": [],
+        "policy": [],
     }
     tensors: dict[str, torch.Tensor] = {}
     stage: Stage = "init"
@@ -442,9 +1077,10 @@ def run_probe(
             for op in probe.get("setup", []):
                 target = apply_setup(target, op)
             target.train(probe.get("mode", "eval") == "train")
+        counted = bool(probe.get("count_ops"))
         for index, call in enumerate(probe["calls"]):
             stage = "call"
-            result["calls"].append(run_call(target, call, index, inputs, tensors, recorder))
+            result["calls"].append(run_call(target, call, index, inputs, tensors, mode, counted))
     except BaseException as exc:  # candidate code may raise anything
         if isinstance(exc, KeyboardInterrupt | SystemExit) and mode == "host":
             raise
@@ -572,7 +1208,7 @@ def build_arg(spec: Argument, inputs: dict[str, torch.Tensor]) -> Any:
 
 def build_stub(spec: Stub, inputs: dict[str, torch.Tensor]) -> nn.Module:
     """A module exposing the grader's layers and attributes whose forward refuses to run."""
-    stub = StubModule()
+    stub: nn.Module = StubModule()
     for layer, names in spec["linears"].items():
         weight = inputs[names["weight"]]
         linear = nn.Linear(weight.shape[1], weight.shape[0], bias="bias" in names)
@@ -594,18 +1230,21 @@ def run_call(
     index: int,
     inputs: dict[str, torch.Tensor],
     tensors: dict[str, torch.Tensor],
-    recorder: Recorder | None,
+    mode: Mode,
+    counted: bool,
 ) -> CallResult:
-    """Call the target once, optionally backpropagate, and describe what came back."""
+    """Call the target once (counting the torch functions it runs if `counted`), optionally
+    backpropagate, and describe what came back with the calls the guard traced."""
     args = [build_arg(a, inputs) for a in call["args"]]
     kwargs = {k: build_arg(v, inputs) for k, v in call["kwargs"].items()}
     seed = call.get("seed")
     if seed is not None:
         seed_cpu(int(seed))
-    if recorder is not None:
-        recorder.calls.clear()
+    GUARD.trace.clear()
+    counter = OpCounter() if counted else contextlib.nullcontext()
     start = time.perf_counter()
-    returned = target(*args, **kwargs)
+    with counter:
+        returned = target(*args, **kwargs)
     seconds = time.perf_counter() - start
     unpacked = isinstance(returned, tuple | list)
     outputs = list(returned) if unpacked else [returned]
@@ -627,7 +1266,11 @@ def run_call(
         # sympy import) of passing explicit gradients to torch.autograd.backward
         loss = sum((out * grad.to(out.dtype)).sum() for out, grad in pairs)
         if isinstance(loss, torch.Tensor):
-            loss.backward()
+            GUARD.local.backward = True
+            try:
+                loss.backward()
+            finally:
+                GUARD.local.backward = False
         for j, arg in enumerate(args):
             if isinstance(arg, torch.Tensor) and arg.requires_grad:
                 grads[f"arg{j}"] = save_tensor(arg.grad, f"c{index}/grad/arg{j}", tensors)
@@ -639,7 +1282,8 @@ def run_call(
         "container": type(returned).__name__[:100] if unpacked else None,
         "length": len(outputs),
         "grads": grads,
-        "trace": list(recorder.calls) if recorder is not None else [],
+        "trace": list(GUARD.trace) if mode == "sandbox" else [],
+        "ops": counter.counted if isinstance(counter, OpCounter) else None,
         "seconds": seconds,
     }
 
@@ -697,11 +1341,13 @@ def describe_error(
 
 
 class Part(NamedTuple):
-    """One problem of the job: its id, its timeout, and the memory file holding its part."""
+    """One problem of the job: its id, its timeout, the memory file holding its part, and the
+    submission's files it may run."""
 
     id: str
     timeout: float
     fd: int
+    scope: list[str]
 
 
 def read_job(fd: int) -> list[Part]:
@@ -713,11 +1359,15 @@ def read_job(fd: int) -> list[Part]:
     index: JobIndex = json.loads(read_exact(fd, size))
     if index.get("version") != PROTOCOL_VERSION:
         raise ValueError(f"job of protocol {index.get('version')}, worker {PROTOCOL_VERSION}")
-    parts = [
-        Part(p["id"], float(p["timeout"]), splice_to_memory(fd, int(p["size"]), p["id"]))
+    return [
+        Part(
+            p["id"],
+            float(p["timeout"]),
+            splice_to_memory(fd, int(p["size"]), p["id"]),
+            [str(name) for name in p["scope"]],
+        )
         for p in index["problems"]
     ]
-    return parts
 
 
 def read_exact(fd: int, size: int) -> bytes:
@@ -753,12 +1403,17 @@ def load_part(fd: int) -> tuple[ProblemJob, dict[str, torch.Tensor]]:
 # ---------------------------------------------------------------------------- worker process
 
 
-def run_problem(parts: list[Part], submission: str, out: Path, inherited: tuple[int, ...]) -> None:
+def run_problem(
+    parts: list[Part], submission: str, files: Files | None, out: Path, inherited: tuple[int, ...]
+) -> None:
     """Child process: import the candidate's entry file and run every probe of one problem,
     the first of `parts` (the parts still open: this one and those of later problems), once
-    the worker's own descriptors (`inherited`: the result stream, the host's) are closed."""
+    the worker's own descriptors (`inherited`: the result stream, the host's) are closed and
+    the policy guard is armed (`files`: the submission as handed in, None if read-only)."""
     part = parts[0]
     problem, inputs = load_part(part.fd)
+    seal = sealer(bytes.fromhex(problem["key"]), part.id)
+    problem["key"] = ""
     for fd in (*inherited, *(p.fd for p in parts)):
         os.close(fd)
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -768,31 +1423,61 @@ def run_problem(parts: list[Part], submission: str, out: Path, inherited: tuple[
         os.dup2(target, fd)
         os.close(target)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    recorder = Recorder()
-    recorder.install(problem["traces"])
+    reset_inherited(BASELINE)
+    deny_exec()
     os.chdir(submission)
-    sys.path.append(submission)
+    own = os.path.dirname(os.path.realpath(__file__))
+    sys.path[:] = [p for p in sys.path if p and os.path.realpath(p) != own] + [submission]
     sys.dont_write_bytecode = True
-    status: ImportStatus = {"import_error": None}
+    root = os.path.realpath(submission)
+    allowed: dict[str, bytes | None] = {os.path.join(root, n): None for n in part.scope}
+    if files is not None:  # a folder the candidate's code can write: as handed in, byte for byte
+        handed_in = {str(name): data for name, data in files.items()}
+        allowed = {os.path.join(root, n): handed_in[n] for n in part.scope if n in handed_in}
+    GUARD.arm(problem["refuse"], root, allowed)
+    status: ImportStatus = {"import_error": None, "policy": []}
     try:
         module = importlib.import_module(Path(problem["entry"]).stem)
     except BaseException as exc:  # candidate code may raise anything
         status["import_error"] = describe_error(exc, "import", 0, submission)
-        write_json(folder / "import.json", status)
+    status["policy"] = GUARD.take_events() + GUARD.check(full=False)
+    encoded = json.dumps(status).encode()
+    write_bytes(folder / "import.json", seal("import", encoded).hex().encode() + b"\n" + encoded)
+    if status["import_error"] is not None:
         exit_child(0)
-    write_json(folder / "import.json", status)
     namespace = vars(module)
-    for probe in problem["probes"]:
-        result, tensors = run_probe(namespace, probe, inputs, "sandbox", recorder, submission)
-        append_record(folder / RESULTS_FILE, result, tensors)
+    probes = problem["probes"]
+    for index, probe in enumerate(probes):
+        result, tensors = run_probe(namespace, probe, inputs, "sandbox", submission)
+        result["policy"] = GUARD.take_events() + GUARD.check(full=index == len(probes) - 1)
+        append_record(folder / RESULTS_FILE, result, tensors, seal, index)
     exit_child(0)
 
 
-def append_record(path: Path, result: ProbeData, tensors: dict[str, torch.Tensor]) -> None:
+Seal = Callable[[str, bytes], bytes]
+"""A problem's sealer: the HMAC-SHA256, under the job's key, of a labelled record."""
+SEAL_BYTES = 32
+
+
+def sealer(key: bytes, problem: str) -> Seal:
+    """The seal of `problem`'s records: only a holder of the key (the worker's code, the host)
+    makes one, so a record the candidate's code wrote or rewrote is known for what it is."""
+
+    def seal(label: str, data: bytes) -> bytes:
+        return hmac.new(key, f"{problem}/{label}\0".encode() + data, hashlib.sha256).digest()
+
+    return seal
+
+
+def append_record(
+    path: Path, result: ProbeData, tensors: dict[str, torch.Tensor], seal: Seal, index: int
+) -> None:
     """Append one probe's record, in one write: its JSON and its tensors, each after its u64
-    length. A record cut short (the child killed while writing it) is the file's last."""
+    length, then its seal (labelled with its index). A record cut short (the child killed while
+    writing it) is the file's last."""
     body, blob = json.dumps(result).encode(), encode_tensors(tensors)
     record = b"".join((RECORD_LENGTH.pack(len(body)), body, RECORD_LENGTH.pack(len(blob)), blob))
+    record += seal(str(index), record)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         while record:
@@ -825,17 +1510,40 @@ def encode_tensors(tensors: dict[str, torch.Tensor]) -> bytes:
 
 
 def write_json(path: Path, data: Json) -> None:
+    write_bytes(path, json.dumps(data).encode())
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    """Write a file whole (through a `.partial` beside it), whatever a candidate's process left
+    at either name (a FIFO, a folder, a link): it is removed first, never opened."""
     partial = path.with_suffix(".partial")
-    partial.write_text(json.dumps(data))
+    for stale in (partial, path):
+        remove(stale)
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        while data:
+            data = data[os.write(fd, data) :]
+    finally:
+        os.close(fd)
     partial.replace(path)
+
+
+def reclaim(folder: Path) -> None:
+    """Make a problem's folder the worker's to write again, whatever its child did to it (a
+    mode, a link or a file in its place)."""
+    try:
+        is_folder = stat.S_ISDIR(os.lstat(folder).st_mode)
+    except FileNotFoundError:
+        is_folder = False
+    if is_folder:
+        folder.chmod(0o700)
+    else:
+        fresh_folder(folder)
 
 
 def fresh_folder(path: Path) -> None:
     """An empty directory at `path`, whatever an earlier problem left there."""
-    if path.is_symlink() or (path.exists() and not path.is_dir()):
-        path.unlink()
-    elif path.exists():
-        shutil.rmtree(path)
+    remove(path)
     path.mkdir()
 
 
@@ -856,13 +1564,8 @@ def restore(root: Path, files: Files) -> None:
     """Make `root` hold exactly `files`, whatever an earlier problem of the submission did to
     it (rewrote, added, removed or locked a file, replaced the folder by a link): each problem
     runs on the files handed in, as in a container whose submission is mounted read-only."""
-    if root.is_dir() and not root.is_symlink():
-        root.chmod(0o755)
-        empty(root)
-    else:
-        with contextlib.suppress(FileNotFoundError):
-            root.unlink()
-        root.mkdir(mode=0o755)
+    remove(root)
+    root.mkdir(mode=0o755)
     for relative, data in files.items():
         target = root / relative
         target.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
@@ -943,6 +1646,64 @@ def end_descendants() -> int:
         except ChildProcessError:
             return len(running)
         time.sleep(0.001)
+
+
+class SockFilter(ctypes.Structure):
+    """A classic BPF instruction (`struct sock_filter`)."""
+
+    _fields_ = [
+        ("code", ctypes.c_ushort),
+        ("jt", ctypes.c_ubyte),
+        ("jf", ctypes.c_ubyte),
+        ("k", ctypes.c_uint),
+    ]
+
+
+class SockFprog(ctypes.Structure):
+    """A BPF program (`struct sock_fprog`)."""
+
+    _fields_ = [
+        ("len", ctypes.c_ushort),
+        ("filter", ctypes.POINTER(SockFilter)),
+    ]
+
+
+def deny_exec() -> bool:
+    """Make this process and its descendants unable to run another program (`execve`,
+    `execveat`) or start a thread (`clone` of a thread; `clone3`, which the C library then
+    replaces with `clone`), with a seccomp filter the kernel enforces and nothing in the process
+    can remove: a program started afresh would run without the policy guard, a thread unseen
+    by the operation counter. Forking still works. False where this machine's system call
+    numbers are not known here."""
+    numbers = SYSCALLS.get(platform.machine())
+    if numbers is None:
+        return False
+    arch, execve, execveat, clone, clone3 = numbers
+    denied, absent = SECCOMP_RET_ERRNO | errno.EPERM, SECCOMP_RET_ERRNO | errno.ENOSYS
+    program = [
+        (BPF_LD_W_ABS, 0, 0, 4),  # 0: seccomp_data.arch
+        (BPF_JEQ_K, 0, 11, arch),  # 1: another ABI (x86's 32-bit one): 13
+        (BPF_LD_W_ABS, 0, 0, 0),  # 2: seccomp_data.nr
+        (BPF_JEQ_K, 9, 0, execve),  # 3: 13
+        (BPF_JEQ_K, 8, 0, execveat),  # 4: 13
+        (BPF_JEQ_K, 6, 0, clone3),  # 5: 12
+        (BPF_JEQ_K, 2, 0, clone),  # 6: 9
+        (BPF_JGE_K, 5, 0, X32_SYSCALL_BIT),  # 7: x32's numbers, on x86-64: 13
+        (BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW),  # 8
+        (BPF_LD_W_ABS, 0, 0, 16),  # 9: the low half of clone's flags
+        (BPF_JSET_K, 2, 0, CLONE_THREAD),  # 10: 13
+        (BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW),  # 11
+        (BPF_RET_K, 0, 0, absent),  # 12
+        (BPF_RET_K, 0, 0, denied),  # 13
+    ]
+    filters = (SockFilter * len(program))(*(SockFilter(*line) for line in program))
+    fprog = SockFprog(len(program), filters)
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
+    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP) failed")
+    return True
 
 
 def protect_worker() -> None:
@@ -1039,7 +1800,7 @@ class Emitter:
         found = [p for p in folder.iterdir() if p.name in RESULT_FILES]
         self.send(*sorted(found, key=lambda p: (p.name == "exit.json", p.name)))
         if self.tar is not None:
-            shutil.rmtree(folder)
+            remove(folder)
 
     def close(self) -> None:
         if self.tar is not None:
@@ -1054,6 +1815,9 @@ class Emitter:
 SCRATCH_ROOTS = (Path("/tmp"), Path("/dev/shm"))
 """Where a submission can write besides the output folder: emptied after each one."""
 SUBMISSION_DIR = Path("/tmp/submission")
+MAX_CLEANUP_ENTRIES = 100_000
+MAX_CLEANUP_DEPTH = 200
+"""What the worker clears after a submission at most: beyond, its container is replaced."""
 FRAME = struct.Struct("<cI")
 MAX_FRAME = 1 << 16
 OOM_COUNTERS = ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control")
@@ -1098,21 +1862,66 @@ def oom_kills() -> int | None:
     return None
 
 
-def own_state() -> dict[str, Json]:
+State = dict[str, Json]
+
+
+def io_priority(value: int | None = None) -> int | None:
+    """This process's I/O priority (`ioprio_get`), or set it to `value` (`ioprio_set`); None
+    where this machine's system call numbers are not known here."""
+    numbers = IOPRIO_SYSCALLS.get(platform.machine())
+    if numbers is None:
+        return None
+    libc = ctypes.CDLL(None, use_errno=True)
+    if value is not None:
+        libc.syscall(numbers[0], IOPRIO_WHO_PROCESS, 0, value)
+        return value
+    found = int(libc.syscall(numbers[1], IOPRIO_WHO_PROCESS, 0))
+    return None if found < 0 else found
+
+
+def own_state() -> State:
     """What another process of this uid could change about this one, and children inherit:
-    its rlimits (prlimit), niceness, CPU affinity and scheduling."""
+    its rlimits (prlimit), niceness, I/O priority, CPU affinity and scheduling; and its umask."""
     limits = {
         name: list(resource.getrlimit(getattr(resource, name)))
         for name in dir(resource)
         if name.startswith("RLIMIT_")
     }
+    umask = os.umask(0o022)
+    os.umask(umask)
     return {
         "rlimits": limits,
         "nice": os.getpriority(os.PRIO_PROCESS, 0),
+        "ioprio": io_priority(),
         "affinity": sorted(os.sched_getaffinity(0)),
         "scheduler": os.sched_getscheduler(0),
         "priority": os.sched_getparam(0).sched_priority,
+        "umask": umask,
     }
+
+
+BASELINE: State = {}
+"""The worker's own state as it started, before any candidate code ran (`main` sets it)."""
+
+
+def reset_inherited(baseline: State) -> None:
+    """Set what this process inherited from the worker back to the worker's state at its start,
+    wherever the kernel lets it: a process of the same uid may have changed the worker's own
+    (the worker's check after each submission then retires its container)."""
+    if not baseline:
+        return
+    os.umask(baseline["umask"])
+    for name, (soft, hard) in baseline["rlimits"].items():
+        with contextlib.suppress(ValueError, OSError):  # a lowered hard limit stays lowered
+            resource.setrlimit(getattr(resource, name), (soft, hard))
+    with contextlib.suppress(OSError):  # a raised niceness cannot be lowered without privilege
+        os.setpriority(os.PRIO_PROCESS, 0, baseline["nice"])
+    with contextlib.suppress(OSError):
+        os.sched_setaffinity(0, baseline["affinity"])
+    with contextlib.suppress(OSError):
+        os.sched_setscheduler(0, baseline["scheduler"], os.sched_param(baseline["priority"]))
+    if baseline["ioprio"] is not None:
+        io_priority(baseline["ioprio"])
 
 
 def kill_all_others() -> dict[int, int]:
@@ -1130,16 +1939,66 @@ def kill_all_others() -> dict[int, int]:
         time.sleep(0.001)
 
 
-def empty(folder: Path) -> None:
-    """Delete everything inside `folder`, whatever modes a submission gave it."""
-    for entry in os.scandir(folder):
-        path = Path(entry.path)
-        if entry.is_dir(follow_symlinks=False):
-            path.chmod(0o700)
-            empty(path)
-            path.rmdir()
-        else:
-            path.unlink()
+class LeftBehind(OSError):
+    """More than the worker clears up after a submission: its container is replaced."""
+
+
+def remove(path: Path) -> None:
+    """Remove whatever is at `path` (a file, a link, a FIFO, a folder of any modes), if
+    anything is."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(info.st_mode):
+        os.chmod(path, 0o700)
+        empty(path)
+        os.rmdir(path)
+    else:
+        os.unlink(path)
+
+
+def empty(folder: Path, budget: int | None = None) -> None:
+    """Delete everything inside `folder`, whatever modes a submission gave its entries, without
+    recursion and by directory descriptors: a deep tree costs what its size costs, not its
+    depth squared. With a `budget`, `LeftBehind` past that many entries or
+    `MAX_CLEANUP_DEPTH` levels (the worker's own time is bounded, and its container replaced)."""
+    top = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    stack: list[tuple[int, str, list[str]]] = [(top, "", os.listdir(top))]
+    seen = 0
+    try:
+        while stack:
+            fd, name, names = stack[-1]
+            if not names:
+                stack.pop()
+                os.close(fd)
+                if stack:
+                    os.rmdir(name, dir_fd=stack[-1][0])
+                continue
+            entry = names.pop()
+            seen += 1
+            if budget is not None and (seen > budget or len(stack) > MAX_CLEANUP_DEPTH):
+                raise LeftBehind(f"more than {budget} entries or {MAX_CLEANUP_DEPTH} levels")
+            if stat.S_ISDIR(os.stat(entry, dir_fd=fd, follow_symlinks=False).st_mode):
+                os.chmod(entry, 0o700, dir_fd=fd)
+                child = os.open(entry, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+                stack.append((child, entry, os.listdir(child)))
+            else:
+                os.unlink(entry, dir_fd=fd)
+    finally:
+        for fd, _, _ in stack:
+            os.close(fd)
+
+
+def cpu_spent() -> str | None:
+    """Whether this worker has used half of its CPU limit (RLIMIT_CPU, which would SIGKILL it
+    during some later submission): what it used, if so."""
+    limit = resource.getrlimit(resource.RLIMIT_CPU)[0]
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    used = usage.ru_utime + usage.ru_stime
+    if limit == resource.RLIM_INFINITY or used < limit / 2:
+        return None
+    return f"the worker used {used:.0f} s of its {limit} s of CPU"
 
 
 def remove_ipc() -> int:
@@ -1183,7 +2042,8 @@ def serve_one(
     code = 0
     try:
         inherited = (from_host, channel)
-        run_submission(parts, str(SUBMISSION_DIR), files, out, inherited, FrameWriter(channel))
+        sink = FrameWriter(channel)
+        run_submission(parts, str(SUBMISSION_DIR), files, out, inherited, sink, scratch=True)
     except Exception:  # the grader's own fault: this container serves no other
         traceback.print_exc()
         code = 70
@@ -1195,9 +2055,15 @@ def serve_one(
     timed_out = time.monotonic() - start > float(header["wall"])
     removed = remove_ipc()
     out.chmod(0o700)
+    left: list[str] = []
     for root in (*SCRATCH_ROOTS, out):
-        empty(root)
-    left = leftovers(out)
+        try:
+            empty(root, MAX_CLEANUP_ENTRIES)
+        except OSError as exc:  # too much to clear, or a mode it cannot undo
+            left.append(f"{root}: {exc}")
+    left += leftovers(out)
+    spent = cpu_spent()
+    left += [spent] if spent is not None else []
     changed = own_state() != state
     oom = None if ooms is None else (oom_kills() or 0) - ooms
     clean = code == 0 and not timed_out and not oom and not left and not changed
@@ -1232,6 +2098,7 @@ def warm_up() -> None:
     sdpa = nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
     (out.sum() + context.sum() + sdpa.sum()).backward()
     load_tensors(encode_tensors({"out": out.detach().double().contiguous()}))
+    GUARD.install()
     if len(os.listdir("/proc/self/task")) != 1:
         raise RuntimeError("warming up started a thread: forking would not be safe")
     gc.freeze()
@@ -1292,15 +2159,21 @@ def run_submission(
     out: Path,
     inherited: tuple[int, ...],
     sink: PipeWriter | FrameWriter | None,
+    scratch: bool = False,
 ) -> None:
     """Run each problem of the job in a child of its own (which first closes the `inherited`
     descriptors), one after another, on the submission's `files` written anew (None: its
-    folder is read-only), and send each problem's files on `sink` as soon as its processes are
-    gone, or leave them without one."""
+    folder is read-only) in an emptied /tmp and /dev/shm with `scratch` (a warm container's),
+    and send each problem's files on `sink` as soon as its processes are gone, or leave them
+    without one."""
     emitter = Emitter(out, sink)
     write_json(out / "worker.json", worker_report())
     emitter.send(out / "worker.json")
     for index, part in enumerate(parts):
+        if scratch:
+            for root in SCRATCH_ROOTS:  # what an earlier problem left (and the submission's copy)
+                with contextlib.suppress(OSError):  # left for the clean-up after the submission
+                    empty(root, MAX_CLEANUP_ENTRIES)
         if files is not None:
             restore(Path(submission), files)
         folder = out / part.id
@@ -1311,7 +2184,7 @@ def run_submission(
         pid = os.fork()
         if pid == 0:
             try:
-                run_problem(parts[index:], submission, out, inherited)
+                run_problem(parts[index:], submission, files, out, inherited)
             finally:
                 os._exit(70)
         code, sig, timed_out = wait_child(pid, part.timeout)
@@ -1323,6 +2196,7 @@ def run_submission(
             "seconds": round(time.monotonic() - start, 4),
             "stray_processes": strays,
         }
+        reclaim(folder)
         write_json(folder / "exit.json", ended)
         emitter.send_results(folder)
         os.close(part.fd)
@@ -1334,9 +2208,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--submission")
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--emit-tar", action="store_true")
+    parser.add_argument(
+        "--clean-scratch", action="store_true", help="empty /tmp and /dev/shm before each problem"
+    )
     parser.add_argument("--serve", type=int, metavar="K", help="serve up to K submissions")
     args = parser.parse_args(argv)
 
+    BASELINE.update(own_state())
     data_fd = os.dup(1)
     os.dup2(2, 1)
     protect_worker()
@@ -1359,7 +2237,8 @@ def main(argv: list[str] | None = None) -> int:
     sink = PipeWriter(data_fd) if args.emit_tar else None
     submission = Path(os.path.realpath(args.submission))
     files = snapshot(submission) if os.access(submission, os.W_OK) else None
-    run_submission(parts, str(submission), files, args.out, (data_fd,), sink)
+    GUARD.install()
+    run_submission(parts, str(submission), files, args.out, (data_fd,), sink, args.clean_scratch)
     if sink is None:
         os.close(data_fd)
     return 0

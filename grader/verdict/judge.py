@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import traceback
+from collections.abc import Callable
 
 from grader.courses.spec import ProblemSpec
 from grader.reports.models import CheckReport, CheckStatus, ProblemReport, ProblemStatus
@@ -16,11 +17,10 @@ from grader.verdict.prepare import Prepared
 
 def judge_problem(prepared: Prepared, run: ProblemRun, sources: Sources) -> ProblemReport:
     spec = prepared.problem.spec
+    ctx = Context(spec, prepared.plan, run, prepared.reference, sources)
     public = None
     if run.import_error is not None:
-        message = missing_text(Missing.import_failed, run, spec)
-        with owntext.public():
-            public = missing_text(Missing.import_failed, run, spec)
+        message, public = both(lambda: missing_text(Missing.import_failed, run, spec, ctx.files))
         verdict = Verdict(CheckStatus.error, message, public=public, missing=Missing.import_failed)
         verdicts = [verdict] * len(prepared.checks)
         status = ProblemStatus.import_error
@@ -30,10 +30,11 @@ def judge_problem(prepared: Prepared, run: ProblemRun, sources: Sources) -> Prob
         verdicts = [verdict] * len(prepared.checks)
         status, _ = problem_status(prepared, run, verdicts)
     else:
-        verdicts, fault = judge_checks(prepared, run, sources)
-        status, message = problem_status(prepared, run, verdicts)
+        verdicts, fault = judge_checks(prepared.checks, ctx)
+        status, _ = problem_status(prepared, run, verdicts)
+        message, public = both(lambda: problem_status(prepared, run, verdicts)[1])
         if fault is not None:
-            status, message = ProblemStatus.grader_error, fault
+            status, message, public = ProblemStatus.grader_error, fault, None
     checks = [check_report(c, v) for c, v in zip(prepared.checks, verdicts, strict=True)]
     zeroed = status in (ProblemStatus.forbidden_api, ProblemStatus.grader_error)
     return ProblemReport(
@@ -51,14 +52,19 @@ def judge_problem(prepared: Prepared, run: ProblemRun, sources: Sources) -> Prob
     )
 
 
-def judge_checks(
-    prepared: Prepared, run: ProblemRun, sources: Sources
-) -> tuple[list[Verdict], str | None]:
+def both(compose: Callable[[], str]) -> tuple[str, str | None]:
+    """A message for instructors, and for candidates where it differs (`owntext.public`)."""
+    full = compose()
+    with owntext.public():
+        public = compose()
+    return full, None if public == full else public
+
+
+def judge_checks(checks: list[Check], ctx: Context) -> tuple[list[Verdict], str | None]:
     """Every check's verdict, and the grader's own failure if a check broke."""
-    ctx = Context(prepared.problem.spec, prepared.plan, run, prepared.reference, sources)
     verdicts = []
     fault = None
-    for check in prepared.checks:
+    for check in checks:
         try:
             with owntext.tracking() as used:
                 verdict = run_check(check, ctx)
@@ -134,10 +140,10 @@ def problem_status(
         elif exit is not None:
             how = f"the candidate's process exited with code {exit.exit_code}"
         return ProblemStatus.crashed, f"{how}; checks that finished count"
-    if run.invalid:
+    if run.invalid:  # its words quote or count what the candidate's process wrote
         return ProblemStatus.crashed, (
-            f"the candidate's process left results the grader cannot read ({run.invalid[0]}); "
-            "checks that finished count"
+            "the candidate's process left results the grader cannot read"
+            f"{owntext.own(f' ({run.invalid[0]})', '')}; checks that finished count"
         )
     if any(v.missing is Missing.vanished for v in verdicts):
         return ProblemStatus.crashed, "the candidate's process ended early (e.g. os._exit)"

@@ -4,9 +4,11 @@ the judge decides the problem's status from, and the message a report shows for 
 from __future__ import annotations
 
 import signal
+from collections.abc import Mapping
 
 from grader.compat import StrEnum
 from grader.courses.spec import ProblemSpec
+from grader.sandbox.owntext import own
 from grader.sandbox.results import ProblemExit, ProblemRun
 
 
@@ -34,12 +36,15 @@ def why_missing(run: ProblemRun) -> Missing:
     return Missing.rejected if run.invalid else Missing.vanished
 
 
-def missing_text(reason: Missing, run: ProblemRun, spec: ProblemSpec) -> str:
-    """The message of a check without a result, for `reason`, with the run's particulars."""
+def missing_text(
+    reason: Missing, run: ProblemRun, spec: ProblemSpec, files: Mapping[str, int]
+) -> str:
+    """The message of a check without a result, for `reason`, with the run's particulars
+    (`files`: the submission's Python files and their number of lines)."""
     exit = run.exit
     if reason is Missing.import_failed:
         assert run.import_error is not None
-        return f"importing {spec.entry} raised {run.import_error.summary()}"
+        return f"importing {spec.entry} raised {run.import_error.summary(files)}"
     if reason is Missing.not_started or exit is None:
         return "the worker ended before this problem ran (see the submission's other errors)"
     if reason is Missing.timed_out:
@@ -63,4 +68,6 @@ def stopped(exit: ProblemExit) -> str:
 
 
 def malformed(what: str) -> str:
-    return f"the worker's output was malformed: {what}"
+    """That the results could not be read; `what` of them, for instructors only (it quotes or
+    counts what the candidate's process wrote)."""
+    return "the worker's output was malformed" + own(f": {what}", "")

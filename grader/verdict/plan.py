@@ -24,17 +24,13 @@ from grader.sandbox.worker import (
     SetupOp,
     StubArgument,
     TensorArgument,
+    family_of,
+    sealer,
 )
 from grader.verdict.reference import ReferenceSource
 
 Dtype = Literal["float32", "float64"]
 Mode = Literal["eval", "train"]
-
-TRACES = [
-    "scaled_dot_product_attention",
-    "multi_head_attention_forward",
-    "MultiheadAttention.forward",
-]
 
 
 def draw(seed: int, label: str, shape: list[int], scale: float = 1.0) -> torch.Tensor:
@@ -60,6 +56,8 @@ class Plan:
         self.source = source
         self.tensors: dict[str, torch.Tensor] = source.inputs(spec.id)
         self.probes: dict[str, Probe] = {}
+        self.key = secrets.token_bytes(32)  # seals the problem's records in the sandbox
+        self.seal = sealer(self.key, spec.id)
         self._by_content: dict[str, str] = {}
 
     # -- tensors
@@ -170,10 +168,12 @@ class Plan:
         call: bool = True,
         weights: dict[str, str] | None = None,
         gradient: str | None = None,
+        count_ops: bool = False,
     ) -> str:
         """The common probe: build (modules), load weights (the config's, unless `weights`
         names others), set up, then one call per seed (and per extra argument list in
-        `more_args`); `backward` backpropagates a random gradient, or `gradient` if given."""
+        `more_args`); `backward` backpropagates a random gradient, or `gradient` if given;
+        `count_ops` counts the torch functions each call runs."""
         first = args if args is not None else self.args(config, dtype, grad=backward)
         kwargs = self.mask_kwargs(config)
         if backward and gradient is None:
@@ -189,6 +189,8 @@ class Plan:
         request: ProbeRequest = {"calls": calls, "symbol": config.symbol or self.spec.symbol}
         if expect_error:
             request["expect_error"] = True
+        if count_ops:
+            request["count_ops"] = True
         if self.spec.kind == "module":
             steps = list(setup or [])
             if dtype == "float64":
@@ -219,8 +221,16 @@ class Plan:
         return self.as_dtype(self.tensor(f"g/{config.id}", shape), dtype)
 
     def job(self) -> ProblemJob:
-        """This problem's part of the worker's job."""
-        return {"entry": self.spec.entry, "traces": TRACES, "probes": list(self.probes.values())}
+        """This problem's part of the worker's job: its probes, and the attention families its
+        forbidden names belong to, which the sandbox's guard refuses."""
+        families = {family_of(name) for name in self.spec.forbidden}
+        refuse = sorted(f for f in families if f is not None)
+        return {
+            "entry": self.spec.entry,
+            "refuse": refuse,
+            "key": self.key.hex(),
+            "probes": list(self.probes.values()),
+        }
 
 
 def make_mask(config: Config) -> torch.Tensor:

@@ -473,8 +473,8 @@ def real_worker_job(root: Path, entry_source: str, limits: Limits) -> WorkerJob:
     sub_dir = root / "submission"
     sub_dir.mkdir()
     (sub_dir / "p.py").write_text(entry_source)
-    problem: ProblemJob = {"entry": "p.py", "probes": [], "traces": []}
-    job = encode_job([problem_part("p", 3, problem, {"unused": torch.zeros(1)})])
+    problem: ProblemJob = {"entry": "p.py", "probes": [], "refuse": [], "key": "00" * 32}
+    job = encode_job([problem_part("p", 3, problem, {"unused": torch.zeros(1)})], {"p": ["p.py"]})
     return WorkerJob(sub_dir, job, root / "out", limits, result_names(["p"]))
 
 
@@ -495,7 +495,7 @@ def test_real_worker_contains_200_mb_of_printing(sandbox_image: str, tmp_path: P
     run = DockerBackend(sandbox_image).run(job)
     assert (run.exit_code, run.fault, run.output_error) == (0, None, None), run.stderr
     assert (job.out_dir / "p" / "stdout.txt").stat().st_size <= 8 * MIB
-    status = json.loads((job.out_dir / "p" / "import.json").read_text())
+    status = json.loads((job.out_dir / "p" / "import.json").read_text().partition("\n")[2])
     assert "File too large" in json.dumps(status["import_error"])
 
 

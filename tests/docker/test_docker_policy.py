@@ -1,4 +1,5 @@
-"""The policy attacks in the Docker sandbox: each fails its check, the control keeps full marks."""
+"""The policy attacks and the run-time attacks in the Docker sandbox, warm and in a container of
+its own: each fails its check, and a correct control in the same batch keeps full marks."""
 
 from __future__ import annotations
 
@@ -7,22 +8,35 @@ import pytest
 from grader.courses.catalog import Catalog
 from grader.grade import Grader
 from grader.reports.models import CheckStatus
+from grader.sandbox.backends.base import Backend
 from grader.sandbox.backends.docker import DockerBackend
+from grader.sandbox.backends.warm import WarmBackend
 from tests import whole
 from tests.conftest import ROOT
 from tests.policy_attacks import HOSTILE, POLICY_ATTACKS
+from tests.runtime_attacks import RED_TEAM, RUNTIME_ATTACKS, assert_caught, assert_held
 
 pytestmark = pytest.mark.docker
 
 
-def test_policy_attacks_in_docker(sandbox_image: str) -> None:
+@pytest.mark.parametrize("isolation", ["warm", "container"])
+def test_policy_and_runtime_attacks_in_docker(sandbox_image: str, isolation: str) -> None:
     catalog = Catalog()
-    names = sorted(POLICY_ATTACKS)
+    names = sorted(POLICY_ATTACKS) + sorted(RUNTIME_ATTACKS) + sorted(RED_TEAM)
     batch = [HOSTILE / n for n in names] + [ROOT / "submissions" / "complete"]
-    with Grader(catalog, list(catalog.problems.values()), DockerBackend(sandbox_image), 3) as g:
-        reports = {r.submission: r for r in g.grade_many(batch, jobs=2)}
+    backend: Backend = (
+        WarmBackend(sandbox_image) if isolation == "warm" else DockerBackend(sandbox_image)
+    )
+    with Grader(catalog, list(catalog.problems.values()), backend, 3) as grader:
+        reports = {r.submission: r for r in grader.grade_many(batch, jobs=2)}
     assert reports["complete"].total == whole.full_marks(catalog)
-    for name in names:
+    assert reports["complete"].run.isolation == isolation
+    for name in sorted(POLICY_ATTACKS):
         problem, check, word = POLICY_ATTACKS[name]
         found = [c for c in reports[name].problem(problem).checks if c.check == check]
         assert found[0].status is CheckStatus.failed and word in found[0].message, (name, found)
+        assert not reports[name].grader_fault, name
+    for name in sorted(RUNTIME_ATTACKS):
+        assert_caught(name, reports[name])
+    for name in sorted(RED_TEAM):
+        assert_held(name, reports[name])

@@ -79,8 +79,9 @@ def test_a_problem_sees_only_its_own_probes(sandbox_image: str) -> None:
     report, _ = grade_beside_the_control(sandbox_image, "reads_job")
     stdout = report.problem("causal_attention").stdout
     spy = json.loads(stdout.split("SPY ", 1)[1].splitlines()[0])
-    assert spy["found"] == {"causal_attention": ["own memory"]}
-    assert spy["errors"] == {"fd 1": "PermissionError", "mem 1": "PermissionError"}
+    assert set(spy["found"]) <= {"causal_attention"}, spy  # its own memory at most
+    assert spy["errors"]["fd 1"] == spy["errors"]["mem 1"] == "PermissionError"
+    assert spy["errors"]["dumpable"] == "Refused"  # ctypes, refused by the audit hook
     for other in ("self_attention", "split_heads"):
         assert report.problem(other).score == report.problem(other).max_score
 

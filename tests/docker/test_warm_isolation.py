@@ -2,12 +2,14 @@
 another leaves nothing the other can see or suffer.
 
 The attacker plants what it can (a detached process that copies every later file it finds, files
-in /tmp, /dev/shm and /out, System V IPC objects, a POSIX shared memory segment, signal handlers,
-patched modules, a thread, environment variables) and runs the spy on itself: the control, which
-proves that each attack took and that the spy sees it. Then the victim is graded in the same
-container, and the spy after it: the victim's report equals its report from a container of its
-own, and the spy sees nothing of the attacker's. A second attacker lowers the worker's own
-limits (prlimit on PID 1): its container is replaced before the next submission.
+in /tmp, /dev/shm and /out, a POSIX shared memory segment, signal handlers, patched modules,
+environment variables) and runs the spy on itself: the control, which proves that each attack
+took and that the spy sees it (System V IPC cannot be made, since no program may start and ctypes
+is refused; nor can a thread start). Its own later problem starts with /tmp and /dev/shm
+emptied. Then the victim is graded in the same container, and the spy after it: the victim's
+report equals its report from a container of its own, and the spy sees nothing of the
+attacker's. A second attacker lowers the worker's own limits and raises its niceness (prlimit
+and setpriority on PID 1): its container is replaced before the next submission.
 """
 
 from __future__ import annotations
@@ -69,9 +71,8 @@ def spy():
 """
 
 ATTACK = """
-import ctypes, multiprocessing.shared_memory, shutil, time
+import _posixshmem, shutil, subprocess, time
 
-libc = ctypes.CDLL(None, use_errno=True)
 if os.fork() == 0:  # a detached thief: copies whatever a later submission brings
     os.setsid()
     if os.fork() == 0:
@@ -89,29 +90,29 @@ for folder in ("/tmp", "/dev/shm", "/out"):
 os.makedirs("/tmp/locked/deeper")
 os.chmod("/tmp/locked", 0)
 os.mkfifo("/tmp/fifo")
-segment = multiprocessing.shared_memory.SharedMemory("posix_planted", create=True, size=4096)
-libc.shmget(0x1234, 4096, 0o1666)
-libc.semget(0x1235, 1, 0o1666)
-libc.msgget(0x1236, 0o1666)
+os.close(_posixshmem.shm_open("/posix_planted", os.O_CREAT | os.O_RDWR, 0o600))
+try:  # System V IPC needs a system call Python does not wrap: ctypes or a program (ipcmk)
+    subprocess.run(["ipcmk", "-M", "4096"], check=True)
+except OSError:  # the exec is refused (EPERM), which subprocess may report as a broken pipe
+    print("NO-PROGRAMS", flush=True)
 signal.signal(signal.SIGTERM, lambda *_: None)
 signal.signal(signal.SIGUSR1, lambda *_: None)
 torch.softmax = lambda x, dim: x * 0
 math.sqrt = lambda x: -1.0
-threading.Thread(target=time.sleep, args=(600,), daemon=True).start()
+try:
+    threading.Thread(target=time.sleep, args=(600,), daemon=True).start()
+except RuntimeError:  # "can't start new thread": the kernel refuses the clone
+    print("NO-THREADS", flush=True)
 os.environ["PLANTED"] = "1"
 time.sleep(0.2)
 spy()
 """
 
 LIMITS_ATTACK = """
-import ctypes
+import resource
 
-class Limit(ctypes.Structure):
-    _fields_ = [("soft", ctypes.c_uint64), ("hard", ctypes.c_uint64)]
-
-libc = ctypes.CDLL(None, use_errno=True)
-low = Limit(32, 32)
-print("PRLIMIT", libc.prlimit(1, 7, ctypes.byref(low), None), flush=True)  # RLIMIT_NOFILE
+resource.prlimit(1, resource.RLIMIT_NOFILE, (32, 32))
+print("PRLIMIT", resource.prlimit(1, resource.RLIMIT_NOFILE)[0], flush=True)
 os.setpriority(os.PRIO_PROCESS, 1, 10)
 """
 
@@ -178,7 +179,10 @@ def test_nothing_of_a_submission_reaches_the_next_in_a_warm_container(
         {"self_attention.py": SPY + ATTACK, "causal_attention.py": SPY + "spy()\n"},
     )
     spy_only = write(tmp_path / "spy", {"self_attention.py": SPY + "spy()\n"})
-    limits = write(tmp_path / "limits", {"self_attention.py": SPY + LIMITS_ATTACK})
+    limits = write(
+        tmp_path / "limits",
+        {"self_attention.py": SPY + LIMITS_ATTACK, "causal_attention.py": SPY + "spy()\n"},
+    )
 
     alone = Grader(catalog, problems, DockerBackend(sandbox_image), seed=5)
     try:
@@ -200,21 +204,27 @@ def test_nothing_of_a_submission_reaches_the_next_in_a_warm_container(
 
     # the control: every attack took, and the spy sees it
     planted = spied(attack, "self_attention")
-    assert planted["processes"] and planted["threads"] == 2
+    assert planted["processes"] and planted["threads"] == 1  # no thread may start
+    assert "NO-THREADS" in attack.problem("self_attention").stdout
     assert {"planted", "locked", "fifo"} <= set(planted["tmp"])
     assert {"planted", "posix_planted"} <= set(planted["shm"]) and "planted" in planted["out"]
-    assert planted["ipc"] == {"shm": 1, "sem": 1, "msg": 1}
+    assert planted["ipc"] == {"shm": 0, "sem": 0, "msg": 0}  # no program may start
+    assert "NO-PROGRAMS" in attack.problem("self_attention").stdout
     assert planted["handlers"] == {"SIGTERM": "a function", "SIGUSR1": "a function"}
     assert (planted["softmax"], planted["sqrt"], planted["env"]) == ([0.0, 0.0], -1.0, "1")
     later_problem = spied(attack, "causal_attention")
-    assert "planted" in later_problem["tmp"] and later_problem["ipc"]["shm"] == 1
-    assert "loot" in later_problem["shm"]
+    assert later_problem["tmp"] == ["submission"] and later_problem["shm"] == []
 
     # the next submissions in that container: nothing of it
     assert spied(after, "self_attention") == CLEAN
 
-    # a lowered limit on the worker itself: the container is replaced
-    assert "PRLIMIT 0" in lowered.problem("self_attention").stdout
+    # a lowered limit and a raised niceness on the worker itself: its own later problem starts
+    # with the soft limit of a fresh container (the hard limit stays lowered), and the container
+    # is replaced before the next submission
+    said = lowered.problem("self_attention").stdout
+    assert "PRLIMIT 32" in said, said
+    inherited = spied(lowered, "causal_attention")
+    assert (inherited["nofile"], inherited["nice"]) == ([32, 32], 10)  # the kernel keeps these
     assert backend.containers[3] != backend.containers[4]
     assert spied(after_limits, "self_attention") == CLEAN
 

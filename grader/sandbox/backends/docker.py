@@ -62,7 +62,7 @@ EXIT_SECONDS = 30
 """Time allowed for a container to be gone once its streams ended or it was killed."""
 WORKER_COMMAND: tuple[str, ...] = (
     "python3", "/opt/worker/worker.py",
-    "--submission", "/submission", "--out", "/out", "--emit-tar",
+    "--submission", "/submission", "--out", "/out", "--emit-tar", "--clean-scratch",
 )  # fmt: skip
 
 

@@ -25,6 +25,7 @@ from grader.sandbox.backends import cleanup
 from grader.sandbox.backends.base import STOPPED, Isolation, Limits, WorkerJob, WorkerRun
 from grader.sandbox.backends.docker import (
     EXIT_SECONDS,
+    MIB,
     STARTUP_GRACE_SECONDS,
     DockerBackend,
     container_state,
@@ -38,6 +39,7 @@ from grader.sandbox.backends.docker import (
 from grader.sandbox.backends.streams import Streams
 from grader.sandbox.engine import DockerError, remove_containers
 from grader.sandbox.protocol import encode_submission, read_end
+from grader.sandbox.staging import MAX_TOTAL_BYTES
 
 SERVE_COUNT = 200
 """Submissions one container grades before it is replaced."""
@@ -153,7 +155,9 @@ class WarmContainer:
         self.left = count
         cleanup.register(self.name)
         try:
-            options = hardened_options(limits, self.name)
+            # /tmp holds the submission's copy besides what the candidate may write there
+            room = limits.tmpfs_mb + -(-MAX_TOTAL_BYTES // MIB)
+            options = hardened_options(limits.model_copy(update={"tmpfs_mb": room}), self.name)
             self.container, self.streams = start_container(image, serve_command(count), options)
         except DockerError:
             self._remove()

@@ -1,6 +1,15 @@
 """The reusable check library: every check a problem spec may declare, by id."""
 
-from grader.verdict.checks import modules, sdpa, source, structure, training, values, weights
+from grader.verdict.checks import (
+    heads,
+    modules,
+    sdpa,
+    source,
+    structure,
+    training,
+    values,
+    weights,
+)
 from grader.verdict.checks.base import CHECKS, Check, Context, Failure, Verdict, register
 
 __all__ = [
@@ -9,6 +18,7 @@ __all__ = [
     "Context",
     "Failure",
     "Verdict",
+    "heads",
     "modules",
     "register",
     "sdpa",

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+import re
+import tokenize
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, ClassVar, Generic, cast, get_args
 
 import torch
@@ -14,7 +19,10 @@ from typing_extensions import TypeVar
 from grader.courses.spec import Arg, CheckSpec, Config, ModuleArg, ProblemSpec, TensorArg
 from grader.reports.models import AttentionPattern, CheckStatus, Diagnosis
 from grader.sandbox.results import (
+    BufferInfo,
     CallResult,
+    ModuleInfo,
+    ParamInfo,
     ProbeResult,
     ProblemRun,
     TensorOut,
@@ -35,6 +43,9 @@ from grader.verdict.checks.scope import Sources
 from grader.verdict.diagnose import locate
 from grader.verdict.missing import Missing, malformed, missing_text, why_missing
 from grader.verdict.plan import Plan
+
+NAME_LITERAL = re.compile(r"""[rRuU]?(['"])([\w.]+)\1""")
+"""A one-line string literal of a (dotted) name, without escapes: `"mask"`, `'heads.0'`."""
 
 
 class NoParams(Strict):
@@ -120,6 +131,37 @@ class Context:
     ref: dict[str, ProbeResult]
     sources: Sources
 
+    @cached_property
+    def files(self) -> dict[str, int]:
+        """The submission's Python files and their number of lines: where an error's place
+        may be shown to the candidate (`ErrorInfo.summary`)."""
+        return {path: len(file.data.splitlines()) for path, file in self.sources.files.items()}
+
+    @cached_property
+    def names(self) -> frozenset[str]:
+        """The words a name the candidate's module reported may be shown to them in: the
+        identifiers of their files and the parts of the grader's own names (the reference's
+        parameters, buffers and submodules, the weights it loads)."""
+        words = {word for file in self.sources.files.values() for word in identifiers(file.data)}
+        ours = [name for result in self.ref.values() for name in inspected_names(result)]
+        ours += [name for probe in self.plan.probes.values() for name in probe.get("weights") or {}]
+        return frozenset(words | {part for name in ours for part in name.split(".")})
+
+    def sizes(self, probe_id: str) -> frozenset[int]:
+        """The sizes the grader itself knows for a probe: the dimensions of its input tensors
+        and of the reference's outputs, parameters and buffers. A shape the candidate's code
+        reported shows the candidate these only (`own_shape`)."""
+        tensors = self.plan.tensors
+        shapes = [
+            list(tensors[k].shape) for k in strings(self.plan.probes[probe_id]) if k in tensors
+        ]
+        data = self.reference(probe_id).data
+        shapes += [o.shape for c in data.calls for o in c.outputs if isinstance(o, TensorOut)]
+        if data.inspect is not None:
+            shapes += [p.shape for p in data.inspect.params]
+            shapes += [b.shape for b in data.inspect.buffers]
+        return frozenset(size for shape in shapes for size in shape)
+
     def result(self, probe_id: str) -> ProbeResult:
         """The candidate's result for a probe; a Failure says why there is none, or that it raised
         or lacks what the probe asked for."""
@@ -136,7 +178,7 @@ class Context:
                 "call": "the call raised",
                 "import": "importing the file raised",
             }[error.stage]
-            raise Failure(f"{stage}: {error.summary()}", CheckStatus.error)
+            raise Failure(f"{stage}: {error.summary(self.files)}", CheckStatus.error)
         gap = nonconformity(result.data, self.plan.probes[probe_id])
         if gap is not None:
             raise Failure(malformed(f"{probe_id}: {gap}"), CheckStatus.error)
@@ -159,10 +201,12 @@ class Context:
         got = self.result(probe_id).data.calls[call]
         want = self.reference(probe_id).data.calls[call]
         if not same_form(got, want):
-            raise Failure(f"returned {returned_text(got)}, expected {returned_text(want)}")
+            sizes = self.sizes(probe_id)
+            got_text, want_text = returned_text(got, sizes), returned_text(want, sizes)
+            raise Failure(f"returned {got_text}, expected {want_text}")
         out = got.outputs[index]
         if not isinstance(out, TensorOut):
-            raise unlike(out, want, index)
+            raise unlike(out, want, index, self.sizes(probe_id))
         return out
 
     def output(
@@ -176,10 +220,11 @@ class Context:
         expected = want.outputs[index]
         assert isinstance(expected, TensorOut)
         if not fits(out, expected):
-            raise unlike(out, want, index)
+            raise unlike(out, want, index, self.sizes(probe_id))
         tensor = self.result(probe_id).stored(out)
         if tensor is None and out.key is None:  # the worker stores dense tensors only
-            raise Failure(f"{subject(want, index)} {value_text(out)} that is not a dense tensor")
+            shown = value_text(out, self.sizes(probe_id))
+            raise Failure(f"{subject(want, index)} {shown} that is not a dense tensor")
         if tensor is None:
             where = f"output {index} of {probe_id}"
             raise Failure(malformed(f"{where} is not stored as described"), CheckStatus.error)
@@ -197,17 +242,53 @@ class Context:
         if got is None or want is None:
             return got
         if got.shape != want.shape or not got.is_floating_point():
+            sizes = self.sizes(probe_id)
             raise Failure(
                 f"the gradient of {gradient_label(name)} is "
-                f"{tensor_text(list(got.shape), dtype_text(got.dtype))}, expected "
-                f"{tensor_text(list(want.shape), dtype_text(want.dtype))}"
+                f"{tensor_text(list(got.shape), dtype_text(got.dtype), sizes)}, expected "
+                f"{tensor_text(list(want.shape), dtype_text(want.dtype), sizes)}"
             )
         return got
 
     def missing(self) -> Failure:
         """The error of a check whose probe has no result, with the reason why."""
         reason = why_missing(self.sub)
-        return Failure(missing_text(reason, self.sub, self.spec), CheckStatus.error, reason)
+        text = missing_text(reason, self.sub, self.spec, self.files)
+        return Failure(text, CheckStatus.error, reason)
+
+
+def identifiers(data: bytes) -> frozenset[str]:
+    """The names a Python file spells out: its identifiers, and the dotted names its string
+    literals hold (`register_buffer("mask", ...)`), up to where it stops tokenizing."""
+    found: set[str] = set()
+    with contextlib.suppress(SyntaxError, ValueError, tokenize.TokenError):
+        for token in tokenize.tokenize(io.BytesIO(data).readline):
+            if token.type == tokenize.NAME:
+                found.add(token.string)
+            elif token.type == tokenize.STRING and (named := NAME_LITERAL.fullmatch(token.string)):
+                found.update(part for part in named[2].split(".") if part.isidentifier())
+    return frozenset(found)
+
+
+def inspected_names(result: ProbeResult) -> list[str]:
+    """The names of a (reference) module's parameters, buffers and submodules."""
+    info = result.data.inspect
+    if info is None:
+        return []
+    parts: list[ParamInfo | BufferInfo | ModuleInfo] = [*info.params, *info.buffers, *info.modules]
+    return [part.name for part in parts]
+
+
+def strings(value: object) -> Iterator[str]:
+    """Every string value in JSON-like data (a probe: among them, the keys of its tensors)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings(item)
 
 
 def subject(want: CallResult, index: int) -> str:
@@ -215,11 +296,12 @@ def subject(want: CallResult, index: int) -> str:
     return "returned" if want.container is None else f"output {index} is"
 
 
-def unlike(got: TensorOut | ValueOut, want: CallResult, index: int) -> Failure:
-    """Output `index` is not what the reference's call `want` has there."""
-    return Failure(
-        f"{subject(want, index)} {value_text(got)}, expected {value_text(want.outputs[index])}"
-    )
+def unlike(
+    got: TensorOut | ValueOut, want: CallResult, index: int, sizes: frozenset[int]
+) -> Failure:
+    """Output `index` is not what the reference's call `want` has there (`sizes`: the probe's)."""
+    expected = value_text(want.outputs[index], sizes)
+    return Failure(f"{subject(want, index)} {value_text(got, sizes)}, expected {expected}")
 
 
 def gradient_label(name: str) -> str:

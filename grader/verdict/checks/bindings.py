@@ -34,16 +34,43 @@ def import_bindings(nodes: list[ast.AST]) -> dict[str, str]:
 
 
 def resolve(node: ast.AST, bindings: dict[str, str]) -> str | None:
-    """The dotted path an expression names, when its root is an imported name."""
+    """The dotted path an expression names, when its root is an imported name or a module
+    imported by a literal name (`import_module("x")`, `__import__("x")`); attributes read by
+    `getattr` with a literal name count as read. Read without recursion, however long."""
+    attributes: list[str] = []
+    while True:
+        if isinstance(node, ast.Attribute):
+            attributes.append(node.attr)
+            node = node.value
+        elif isinstance(node, ast.Call) and is_call_to(node, "getattr") and literal_at(node, 1):
+            attributes.append(literal_at(node, 1))
+            node = node.args[0]
+        else:
+            break
+    root = root_path(node, bindings)
+    return None if root is None else ".".join([root, *reversed(attributes)])
+
+
+def literal_at(node: ast.Call, index: int, keyword: str = "") -> str:
+    """The string literal passed as argument `index` (or by `keyword`), or ""."""
+    if len(node.args) > index:
+        arg: ast.expr | None = node.args[index]
+    else:
+        arg = next((k.value for k in node.keywords if keyword and k.arg == keyword), None)
+    return arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else ""
+
+
+def root_path(node: ast.AST, bindings: dict[str, str]) -> str | None:
     if isinstance(node, ast.Name):
         return bindings.get(node.id)
-    if isinstance(node, ast.Attribute):
-        base = resolve(node.value, bindings)
-        return None if base is None else f"{base}.{node.attr}"
-    if isinstance(node, ast.Call) and is_call_to(node, "import_module") and node.args:
-        first = node.args[0]
-        if isinstance(first, ast.Constant) and isinstance(first.value, str):
-            return first.value
+    name = literal_at(node, 0, "name") if isinstance(node, ast.Call) else ""
+    if not isinstance(node, ast.Call) or not name:
+        return None
+    if is_call_to(node, "import_module"):
+        return name
+    if is_call_to(node, "__import__"):  # the top package, unless a fromlist is given
+        fromlist = len(node.args) > 3 or any(k.arg == "fromlist" for k in node.keywords)
+        return name if fromlist else name.split(".")[0]
     return None
 
 
@@ -52,3 +79,17 @@ def is_call_to(node: ast.Call, name: str) -> bool:
     return (isinstance(func, ast.Name) and func.id == name) or (
         isinstance(func, ast.Attribute) and func.attr == name
     )
+
+
+def called_name(node: ast.Call) -> str:
+    """The name a call is written with: `f` of `f(x)` and of `m.f(x)`."""
+    func = node.func
+    if isinstance(func, ast.Name):
+        return func.id
+    return func.attr if isinstance(func, ast.Attribute) else ""
+
+
+def called(node: ast.Call, bindings: dict[str, str]) -> str:
+    """The name a call calls, through imports (`from importlib import import_module as load`)."""
+    path = resolve(node.func, bindings)
+    return called_name(node) if path is None else path.rpartition(".")[2]

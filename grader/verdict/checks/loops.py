@@ -31,12 +31,22 @@ def top_level(body: list[ast.stmt], name: str) -> Definition | None:
     return found[-1] if found else None
 
 
+def dotted(expr: ast.expr) -> str:
+    """`a.b.c` for a chain of attributes on a name, read without recursion; "" for any other
+    expression (which names no definition)."""
+    parts: list[str] = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    return ".".join([expr.id, *reversed(parts)]) if isinstance(expr, ast.Name) else ""
+
+
 def imported_from(sources: Sources, file: SourceFile, expr: ast.expr) -> tuple[SourceFile, str]:
     """The candidate's file and name an expression refers to (`Base`, `helpers.Base`)."""
     assert file.tree is not None
     path = resolve(expr, file.bindings)
     if path is None:
-        return file, ast.unparse(expr)
+        return file, dotted(expr)
     module, _, name = path.rpartition(".")
     own = sources.own(module)
     return (own, name) if own is not None else (file, path)
@@ -72,27 +82,36 @@ def find_function(
 
 
 def live_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
-    """Every node that can run: not after a return or raise in its block, not in an assert,
-    not in a nested function or class (reached only if called)."""
+    """Every node that can run, in source order: not after a return or raise in its block, not in
+    an assert, not in a nested function or class (reached only if called). Walked with a stack
+    of its own, however deep the code."""
+    stack: list[Iterator[ast.AST]] = [live_statements(body)]
+    while stack:
+        node = next(stack[-1], None)
+        if node is None:
+            stack.pop()
+            continue
+        yield node
+        stack.append(live_children(node))
+
+
+def live_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     for statement in body:
         if isinstance(statement, ast.Assert | ast.FunctionDef | ast.ClassDef):
             continue
-        yield from live_in(statement)
+        yield statement
         if isinstance(statement, ENDS_BLOCK):
             return
 
 
-def live_in(node: ast.AST) -> Iterator[ast.AST]:
-    yield node
+def live_children(node: ast.AST) -> Iterator[ast.AST]:
     for name, value in ast.iter_fields(node):
         if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
-            yield from live_nodes(value)
+            yield from live_statements(value)
         elif isinstance(value, list):
-            for item in value:
-                if isinstance(item, ast.AST):
-                    yield from live_in(item)
+            yield from (item for item in value if isinstance(item, ast.AST))
         elif isinstance(value, ast.AST) and name != "decorator_list":
-            yield from live_in(value)
+            yield value
 
 
 class CallGraph:
@@ -134,8 +153,33 @@ class CallGraph:
 
     def computes(self, function: Function, node: ast.AST) -> bool:
         """`node` holds a matmul, an attention primitive, or a call to the candidate's code
-        that does."""
-        for inner in ast.walk(node):
+        that does: each function called is read once (a recursive call adds nothing), with a
+        stack of its own, however long the chain of calls."""
+        # each frame: a function, its nodes still to read, its key in `memo` (None: `node`)
+        stack: list[tuple[Function, Iterator[ast.AST], int | None]] = [
+            (function, ast.walk(node), None)
+        ]
+        while stack:
+            current, nodes, key = stack[-1]
+            called = self.next_call(current, nodes)
+            if isinstance(called, Function):
+                self.memo[id(called.node)] = False
+                stack.append((called, ast.walk(called.node), id(called.node)))
+                continue
+            stack.pop()
+            if key is not None:
+                self.memo[key] = called
+            if called:  # and so does every caller on the stack
+                for _, _, caller in stack:
+                    if caller is not None:
+                        self.memo[caller] = True
+                return True
+        return False
+
+    def next_call(self, function: Function, nodes: Iterator[ast.AST]) -> Function | bool:
+        """Reads on in `function`: True at a computation, the next of the candidate's functions
+        called that is still to be read, or False at the end."""
+        for inner in nodes:
             if isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.MatMult):
                 return True
             if not isinstance(inner, ast.Call):
@@ -145,16 +189,14 @@ class CallGraph:
             if name in COMPUTE:
                 return True
             found = self.callee(function, inner)
-            if found is not None and self.function_computes(found):
+            if found is None:
+                continue
+            known = self.memo.get(id(found.node))
+            if known is None:
+                return found
+            if known:
                 return True
         return False
-
-    def function_computes(self, function: Function) -> bool:
-        key = id(function.node)
-        if key not in self.memo:
-            self.memo[key] = False  # a recursive call adds nothing
-            self.memo[key] = self.computes(function, function.node)
-        return self.memo[key]
 
 
 def fixed_count(loop: ast.AST) -> bool:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from grader.reports.models import CheckStatus
+from grader.sandbox.owntext import own, own_name
 from grader.verdict.checks.base import Context, Verdict, register
+from grader.verdict.checks.returned import CLASSES, typed
 from grader.verdict.checks.structure import Inspecting, OneConfigParams
 from grader.verdict.checks.values import passed
 
@@ -30,21 +32,22 @@ class DistinctHeads(Inspecting[DistinctHeadsParams]):
                 "register their parameters)",
             )
         if types[name] != "ModuleList":
-            return Verdict(CheckStatus.failed, f"{name} is a {types[name]}, not an nn.ModuleList")
+            kind = typed(types[name], "module", CLASSES)
+            return Verdict(CheckStatus.failed, f"{name} is {kind}, not an nn.ModuleList")
         children = [m for m in got.modules if m.name.rpartition(".")[0] == name]
         if len(children) != count:
-            return Verdict(
-                CheckStatus.failed,
-                f"{name} holds {len(children)} modules, expected {count} "
-                f"({self.params.count_from})",
-            )
+            held = len(children)
+            extra = "fewer" if held < count else "more"
+            holds = own(f"{held} modules, expected {count}", f"{extra} modules than {count}")
+            return Verdict(CheckStatus.failed, f"{name} holds {holds} ({self.params.count_from})")
         first: dict[int, str] = {}
         for child in children:
             if child.instance in first:
+                one, again = (module_name(n, ctx) for n in (child.name, first[child.instance]))
                 return Verdict(
                     CheckStatus.failed,
-                    f"{child.name} is the same module as {first[child.instance]}: build a new "
-                    "head for each slot (`[head] * n` repeats one module)",
+                    f"{one} is the same module as {again}: build a new head for each slot "
+                    "(`[head] * n` repeats one module)",
                 )
             first[child.instance] = child.name
         owners: dict[int, str] = {}
@@ -54,10 +57,14 @@ class DistinctHeads(Inspecting[DistinctHeadsParams]):
                 continue
             other = owners.setdefault(p.storage, head)
             if other != head:
-                return Verdict(
-                    CheckStatus.failed, f"{other} and {head} share the tensor of {p.name}"
-                )
+                one, two, param = (module_name(n, ctx) for n in (other, head, p.name))
+                return Verdict(CheckStatus.failed, f"{one} and {two} share the tensor of {param}")
         return passed(f"{count} distinct heads in {name}")
+
+
+def module_name(name: str, ctx: Context) -> str:
+    """A submodule's or parameter's name as the candidate may see it (`own_name`)."""
+    return own_name(name, ctx.names, "one of another name")
 
 
 def head_of(param: str, container: str) -> str | None:

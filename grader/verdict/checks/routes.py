@@ -8,17 +8,18 @@ merely name an API (an error message) are neither.
 from __future__ import annotations
 
 import ast
-import codecs
 import importlib
 import inspect
+import io
 import re
+import tokenize
 from dataclasses import dataclass
 from functools import cache
 
-from grader.verdict.checks.bindings import resolve
+from grader.verdict.checks.bindings import called, called_name, resolve
 from grader.verdict.checks.scope import IMPORTERS, SourceFile
 
-COOKIE = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.MULTILINE)
+COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 # Attributes that reach frames, closures or code objects: the trace's originals live there.
 INTROSPECTION = {
     "__closure__",
@@ -37,29 +38,101 @@ INTROSPECTION = {
     "tb_frame",
     "_getframe",
 }
-# Resolved dotted prefixes that bypass or undo the trace.
+# Names that reach the import machinery or hook torch's functions, however they are written:
+# an attribute, a name, a definition, a keyword, a string.
+HOOKS = {
+    "__loader__": "the module's loader (import machinery)",
+    "__spec__": "the module's spec (import machinery)",
+    "__torch_function__": "a __torch_function__ override, which intercepts torch's functions",
+    "__torch_dispatch__": "a __torch_dispatch__ override, which intercepts torch's operators",
+    "__getattribute__": "__getattribute__, which reads attributes by names built at run time",
+}
+IMPORT_MACHINERY = "the import machinery, which loads code by path or from text"
+STARTS_PROGRAMS = "another program started, which may run any code"
+# Resolved dotted names (matched as whole components, wherever they sit in a path: `os.sys.path`)
+# that bypass or undo the trace, or load code the host never reads.
 TAMPERING = {
     "torch._C": "the private torch._C binding",
     "torch.ops": "torch.ops, the operator registry",
+    "torch.library": "torch.library, which registers operator kernels",
+    "torch.overrides": "torch.overrides, which intercepts torch's functions",
+    "torch.utils._python_dispatch": "torch's dispatch modes, which intercept its operators",
+    "torch.utils.cpp_extension": "native code compiled at run time",
+    "torch.hub": "torch.hub, which loads code by path",
+    "torch.package": "torch.package, which loads code from an archive",
+    "torch.jit.load": "a compiled program loaded from a file or bytes",
+    "torch.jit.CompilationUnit": "a compiled program built from text",
     "ctypes": "ctypes",
     "gc": "the garbage collector's object graph",
     "builtins": "the builtins module",
     "sys.modules": "the module table sys.modules",
+    "sys.path": "the import path sys.path",
+    "sys.meta_path": IMPORT_MACHINERY,
+    "sys.path_hooks": IMPORT_MACHINERY,
+    "sys.path_importer_cache": IMPORT_MACHINERY,
+    "sys.addaudithook": "an audit hook",
+    "sys.audit": "an audit event",
     "sys._getframe": "frame introspection",
     "sys.settrace": "a trace hook",
     "sys.setprofile": "a profile hook",
     "importlib.reload": "re-importing a module",
+    "importlib.util": IMPORT_MACHINERY,
+    "importlib.machinery": IMPORT_MACHINERY,
+    "importlib.abc": IMPORT_MACHINERY,
+    "importlib._bootstrap": IMPORT_MACHINERY,
+    "importlib._bootstrap_external": IMPORT_MACHINERY,
+    "runpy": "runpy, which runs code by path",
+    "pkgutil": "pkgutil, which imports by names and paths built at run time",
+    "zipimport": "zipimport, which loads code from an archive",
+    "imp": IMPORT_MACHINERY,
+    "marshal": "code objects built from bytes (marshal)",
+    "pickle": "a pickle, which can call anything",
+    "_pickle": "a pickle, which can call anything",
+    "types.CodeType": "code objects built from bytes",
+    "types.FunctionType": "a function built from a code object",
+    "subprocess": STARTS_PROGRAMS,
+    "pty": STARTS_PROGRAMS,
     "inspect.currentframe": "frame introspection",
     "inspect.stack": "frame introspection",
     "inspect.trace": "frame introspection",
     "inspect.getouterframes": "frame introspection",
     "inspect.getclosurevars": "closure introspection",
     "inspect.unwrap": "unwrapping a function",
+    "inspect.getmodule": "the module of an object it was handed",
     "__main__": "the grader's worker module",
+    # resolvers that reach any object, or run any text, from a string the host does not read
+    "pydoc": "pydoc, which finds any object by a name built at run time",
+    "string.Formatter": "string.Formatter, which reads any attribute named in a string",
+    "logging.config": "logging.config, which imports and calls by names in its settings",
+    "doctest": "doctest, which runs the code in a string",
+    "timeit": "timeit, which runs the code in a string",
+    "code": "the code module, which runs the code in a string",
+    "codeop": "codeop, which compiles the code in a string",
+    "torch.load": "torch.load, which unpickles (and can import and call anything)",
+    "torch.serialization": "torch.serialization, which unpickles",
+    "torch.fx": "torch.fx, which generates code and imports by name",
+    "copyreg": "copyreg, the pickle's registry",
+    "shelve": "a pickle, which can call anything",
 }
+OS_PROGRAMS = re.compile(r"(?:^|\.)os\.(?:system|popen|exec\w*|spawn\w*|posix_spawnp?)(?:\.|$)")
 CODE_FROM_STRINGS = {"eval", "exec", "compile", "__builtins__"}
-NAME_ARGUMENT = {"getattr", "attrgetter", "methodcaller", "vars", *IMPORTERS}
+NAME_ARGUMENT = {"getattr", "setattr", "delattr", "attrgetter", "methodcaller", "vars", *IMPORTERS}
 NAMESPACES = {"globals", "locals", "vars"}
+# Where a call's one name argument is (the rest take every argument: `attrgetter(*names)`).
+NAME_AT = {
+    "getattr": 1,
+    "setattr": 1,
+    "delattr": 1,
+    "methodcaller": 0,
+    "import_module": 0,
+    "__import__": 0,
+}
+# Calls whose computed name is tampering on any object; the rest, on an imported one.
+COMPUTED_ANYWHERE = {"attrgetter", "methodcaller", *IMPORTERS}
+# Builtins that read or write by names built at run time: called directly, or not at all.
+REFLECTION = {"getattr", "setattr", "delattr", "vars", "globals", "locals", "__import__"}
+# Modules whose attributes hold routes: handed around as a value, they escape that reading.
+GUARDED_MODULES = {"sys", "os", "importlib", "inspect", "types", "operator"}
 
 
 @dataclass(frozen=True, order=True)
@@ -69,36 +142,48 @@ class Route:
     tampering: bool = False
 
 
-def cookie_route(text: str) -> Route | None:
-    """A source-encoding declaration other than UTF-8: Python would run other text than the
-    host reads."""
-    for number, line in enumerate(text.splitlines()[:2], start=1):
-        match = COOKIE.match(line)
-        if match is None:
-            continue
-        try:
-            name = codecs.lookup(match.group(1)).name
-        except LookupError:
-            name = match.group(1)
-        if name != "utf-8":
-            return Route(number, f"a '# coding: {match.group(1)}' declaration", True)
-    return None
-
-
-def called_name(node: ast.Call) -> str:
-    func = node.func
-    if isinstance(func, ast.Name):
-        return func.id
-    return func.attr if isinstance(func, ast.Attribute) else ""
+def cookie_route(data: bytes) -> Route | None:
+    """A source-encoding declaration other than UTF-8, found as Python finds it: Python would run
+    other text than the text a reader sees."""
+    try:
+        encoding, lines = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError:  # the file does not parse either: unreadable
+        return None
+    match = COOKIE.match(lines[-1]) if lines else None
+    if encoding in {"utf-8", "utf-8-sig"} or match is None:
+        return None
+    declared = match.group(1).decode("ascii", "replace")
+    return Route(len(lines), f"a '# coding: {declared}' declaration", True)
 
 
 def tampering_of(path: str) -> str | None:
+    """What a resolved dotted path reaches, if it can only serve to hide a route."""
     parts = path.split(".")
     if "_C" in parts:
         return TAMPERING["torch._C"]
     for prefix, what in TAMPERING.items():
-        if path == prefix or path.startswith(prefix + "."):
+        if holds(parts, prefix.split(".")):
             return what
+    if OS_PROGRAMS.search(path):
+        return STARTS_PROGRAMS
+    private = private_torch_name(parts)
+    return None if private is None else f"the private name {private}"
+
+
+def holds(parts: list[str], wanted: list[str]) -> bool:
+    """`wanted` is a run of whole components of `parts`."""
+    size = len(wanted)
+    return any(parts[i : i + size] == wanted for i in range(len(parts) - size + 1))
+
+
+def private_torch_name(parts: list[str]) -> str | None:
+    """`torch._foo` of `torch._foo.bar`: a path under torch up to its first private component
+    (a dunder such as `torch.__version__` is not one)."""
+    if parts[0] != "torch":
+        return None
+    for i, part in enumerate(parts[1:], start=1):
+        if part.startswith("_") and not (part.startswith("__") and part.endswith("__")):
+            return ".".join(parts[: i + 1])
     return None
 
 
@@ -112,7 +197,7 @@ def is_torch_module(path: str) -> bool:
         obj = importlib.import_module("torch")
         for part in parts[1:]:
             obj = getattr(obj, part)
-    except (ImportError, AttributeError):
+    except Exception:  # the path is the candidate's: whatever reading it raises, not a module
         return False
     return inspect.ismodule(obj)
 
@@ -151,12 +236,29 @@ class RouteFinder:
                 self.visit_call(node)
             elif isinstance(node, ast.Subscript):
                 self.visit_subscript(node)
+            self.visit_hook(node)
         return sorted(self.routes)
 
+    def visit_hook(self, node: ast.AST) -> None:
+        """A name of `HOOKS` however written: defined, read, passed by keyword or as a string."""
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            name = node.name
+        elif isinstance(node, ast.keyword):
+            name = node.arg or ""
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            name = node.value
+        elif isinstance(node, ast.Attribute):
+            name = node.attr
+        else:
+            name = node.id if isinstance(node, ast.Name) else ""
+        if name in HOOKS:
+            self.add(node, HOOKS[name], True)
+
     def module_as_value(self, node: ast.Name | ast.Attribute, path: str) -> None:
-        """A torch module handed around as a value (`[F][0]`, `f(torch)`) escapes the reading
-        of its attributes; reading them or aliasing it by name does not."""
-        if not is_torch_module(path):
+        """A torch module, or one of `GUARDED_MODULES`, handed around as a value (`[F][0]`,
+        `f(torch)`) escapes the reading of its attributes; reading them or aliasing it by name
+        does not."""
+        if not is_torch_module(path) and path not in GUARDED_MODULES:
             return
         parent = self.file.parents.get(id(node))
         if isinstance(parent, ast.Attribute):
@@ -175,7 +277,9 @@ class RouteFinder:
         for alias in node.names:
             path = f"{base}.{alias.name}".lstrip(".")
             what = tampering_of(path)
-            if what is not None:
+            if alias.name == "*" and base in GUARDED_MODULES:
+                self.add(node, f"a star import from {base}, whose names hold routes", True)
+            elif what is not None:
                 self.add(node, f"import of {what}", True)
             elif alias.name.split(".")[-1] in self.forbidden:
                 self.add(node, f"import of {path}")
@@ -192,8 +296,8 @@ class RouteFinder:
             what = tampering_of(path)
             if what is not None:
                 self.add(node, what, True)
-            elif node.attr == "__dict__" and path.split(".")[0] == "torch":
-                self.add(node, f"{path} (a torch module's namespace)", True)
+            elif node.attr == "__dict__":
+                self.add(node, f"{path} (an imported namespace)", True)
             elif node.attr in self.forbidden:
                 self.add(node, path)
             else:
@@ -205,6 +309,9 @@ class RouteFinder:
         if node.id in CODE_FROM_STRINGS:
             self.add(node, f"{node.id} (code built from strings)", True)
             return
+        parent = self.file.parents.get(id(node))
+        if node.id in REFLECTION and not (isinstance(parent, ast.Call) and node is parent.func):
+            self.add(node, f"{node.id} handed around as a value", True)
         path = self.bindings.get(node.id)
         if path is not None and node.id != path.split(".")[0]:
             what = tampering_of(path)
@@ -219,15 +326,22 @@ class RouteFinder:
             self.add(node, path or node.id)
 
     def visit_call(self, node: ast.Call) -> None:
-        name = called_name(node)
+        name = called(node, self.bindings)
         if name in NAMESPACES and not node.args:
             self.add(node, f"{name}() (reads a namespace wholesale)", True)
-        if name not in NAME_ARGUMENT or not node.args:
+        if name not in NAME_ARGUMENT:
             return
-        target = resolve(node.args[0], self.bindings)
-        on_torch = target is not None and target.split(".")[0] == "torch"
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(
+            k.arg is None for k in node.keywords
+        ):
+            self.add(node, f"{name} with arguments built at run time", True)
+            return
+        arguments = name_arguments(name, node)
+        if not arguments:
+            return
+        target = resolve(node.args[0], self.bindings) if node.args else None
         literal = [
-            a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
+            a.value for a in arguments if isinstance(a, ast.Constant) and isinstance(a.value, str)
         ]
         for text in literal:
             if name in IMPORTERS:
@@ -241,11 +355,9 @@ class RouteFinder:
                 self.add(node, f"{name}(..., {text!r}) reaches {what}", True)
             elif self.names_forbidden(text) and (target is not None or text not in self.own):
                 self.add(node, f"{name}(..., {text!r})")
-        if name == "vars" and on_torch:
-            self.add(node, f"vars({target}) (a torch module's namespace)", True)
-        elif not literal and (
-            name in IMPORTERS | {"attrgetter", "methodcaller"} or (name == "getattr" and on_torch)
-        ):
+        if name == "vars" and target is not None:
+            self.add(node, f"vars({target}) (an imported namespace)", True)
+        elif not literal and (name in COMPUTED_ANYWHERE or target is not None):
             self.add(node, f"{name} with a computed name", True)
 
     def visit_subscript(self, node: ast.Subscript) -> None:
@@ -257,10 +369,19 @@ class RouteFinder:
                 self.add(node, f"[{key.value!r}]")
 
 
+def name_arguments(name: str, node: ast.Call) -> list[ast.expr]:
+    """The arguments of a call that hold a name: the second of `getattr(obj, name, default)`,
+    the first of `import_module(name)` (or its keyword), every one of `attrgetter(*names)`."""
+    at = NAME_AT.get(name)
+    if at is None:
+        return node.args
+    return [*node.args[at : at + 1], *(k.value for k in node.keywords if k.arg == "name")]
+
+
 def find_routes(file: SourceFile, forbidden: set[str], defined: set[str]) -> list[Route]:
     """Every route to a forbidden name in one file, and every construct that hides one."""
     if file.tree is None:
         return []
     routes = RouteFinder(file, forbidden, defined).run()
-    cookie = cookie_route(file.text)
+    cookie = cookie_route(file.data)
     return sorted([*routes, cookie]) if cookie else routes

@@ -4,15 +4,37 @@ modules it imports, transitively, however imported."""
 from __future__ import annotations
 
 import ast
+import contextlib
+import io
 import sys
+import tokenize
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
-from grader.verdict.checks.bindings import import_bindings
+from grader.verdict.checks.bindings import called, import_bindings, literal_at
 
-# Names the submission can never shadow: its folder comes last on the import path.
+# Names Python finds in the image before the submission's folder, which comes last on the import
+# path, where the image has them: followed by `python_loop`, never left out of a scope.
 SHADOWED = set(sys.stdlib_module_names) | {"torch", "numpy", "safetensors"}
 IMPORTERS = {"import_module", "__import__"}
+# What the grader reads at all: past these, a file is unreadable (and fails `forbidden_api`).
+MAX_BYTES = 1 << 20
+MAX_LINES = 20_000
+MAX_BRACKETS = 100  # brackets open at once (Python allows 200)
+# Levels of a syntax tree (honest files here: under 20); any walker over one stays far from
+# Python's recursion limit.
+MAX_TREE_DEPTH = 200
+TOO_DEEP = "nested too deeply for the grader to read"
+OPENING, CLOSING = set("([{"), set(")]}")
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """Why the grader cannot read a file, and where."""
+
+    line: int
+    why: str
 
 
 def module_name(path: str) -> str:
@@ -23,11 +45,58 @@ def module_name(path: str) -> str:
     return ".".join(parts)
 
 
-def parse(text: str, name: str) -> ast.Module | None:
+def over_limits(data: bytes) -> Unreadable | None:
+    """A limit the file breaks, found before parsing: size, lines, brackets open at once."""
+    if len(data) > MAX_BYTES:
+        return Unreadable(0, f"{len(data)} bytes, over the grader's limit of {MAX_BYTES}")
+    if len(data.splitlines()) > MAX_LINES:
+        return Unreadable(MAX_LINES, f"over {MAX_LINES} lines")
+    line = deep_brackets(data)
+    return None if line is None else Unreadable(line, TOO_DEEP)
+
+
+def deep_brackets(data: bytes) -> int | None:
+    """The line where more than `MAX_BRACKETS` brackets are open at once, if any. Text the
+    tokenizer refuses is left to the parser, whose message is Python's own."""
+    depth = 0
+    with contextlib.suppress(SyntaxError, ValueError, tokenize.TokenError):
+        for token in tokenize.tokenize(io.BytesIO(data).readline):
+            if token.type == tokenize.OP:
+                depth += (token.string in OPENING) - (token.string in CLOSING)
+                if depth > MAX_BRACKETS:
+                    return token.start[0]
+    return None
+
+
+def tree_depth(tree: ast.AST) -> int:
+    """The number of levels of a tree, walked without recursion."""
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
+def unparsable(exc: Exception) -> Unreadable:
+    if isinstance(exc, RecursionError | MemoryError):
+        return Unreadable(0, TOO_DEEP)
+    if isinstance(exc, SyntaxError):
+        return Unreadable(exc.lineno or 0, f"{type(exc).__name__}: {exc.msg}")
+    return Unreadable(0, f"{type(exc).__name__}: {exc}")
+
+
+def parse(data: bytes, name: str) -> ast.Module | Unreadable:
+    """The file's tree, read as Python reads the bytes (a byte-order mark, a `# coding:`
+    declaration), or why the grader cannot read it: whatever the parser raises is caught."""
+    broken = over_limits(data)
+    if broken is not None:
+        return broken
     try:
-        return ast.parse(text, filename=name)
-    except (SyntaxError, ValueError):
-        return None
+        tree = ast.parse(data, filename=name)
+    except Exception as exc:  # anything the parser raises: the file is unreadable
+        return unparsable(exc)
+    return tree if tree_depth(tree) <= MAX_TREE_DEPTH else Unreadable(0, TOO_DEEP)
 
 
 def with_parents(dotted: str) -> list[str]:
@@ -36,7 +105,9 @@ def with_parents(dotted: str) -> list[str]:
     return [".".join(parts[: i + 1]) for i in range(len(parts))]
 
 
-def imported_names(nodes: list[ast.AST], module: str, is_package: bool) -> set[str]:
+def imported_names(
+    nodes: list[ast.AST], module: str, is_package: bool, bindings: dict[str, str]
+) -> set[str]:
     """Every module name a file imports (`nodes` are all of its nodes): statements at any
     depth, and `importlib.import_module("x")` / `__import__("x")` with a literal name."""
     package = module.split(".") if is_package else module.split(".")[:-1]
@@ -46,35 +117,56 @@ def imported_names(nodes: list[ast.AST], module: str, is_package: bool) -> set[s
             for alias in node.names:
                 found.update(with_parents(alias.name))
         elif isinstance(node, ast.ImportFrom):
-            base = package[: len(package) - node.level + 1] if node.level else []
-            if node.level > len(package) + 1:
+            target = absolute(node.module or "", node.level, package)
+            if target is None:
                 continue
-            target = ".".join([*base, *([node.module] if node.module else [])])
             if target:
                 found.update(with_parents(target))
             found.update(f"{target}.{a.name}".lstrip(".") for a in node.names if a.name != "*")
-        elif isinstance(node, ast.Call) and node.args:
-            func = node.func
-            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            first = node.args[0]
-            if (
-                called in IMPORTERS
-                and isinstance(first, ast.Constant)
-                and isinstance(first.value, str)
-            ):
-                found.update(with_parents(first.value))
+        elif isinstance(node, ast.Call) and (name := imported_by_call(node, bindings, package)):
+            found.update(with_parents(name))
     return found
+
+
+def absolute(name: str, level: int, package: list[str]) -> str | None:
+    """The module `from {level dots}{name} import ...` names in `package`; None past the top."""
+    if level > len(package) + 1:
+        return None
+    base = package[: len(package) - level + 1] if level else []
+    return ".".join([*base, *([name] if name else [])])
+
+
+def imported_by_call(node: ast.Call, bindings: dict[str, str], package: list[str]) -> str:
+    """The module a call imports by a literal name (`import_module("x")`, `__import__("x")`,
+    `import_module(".x", "pkg")`: relative to the file's package unless one is given), or ""."""
+    name = literal_at(node, 0, "name")
+    if called(node, bindings) not in IMPORTERS or not name:
+        return ""
+    stripped = name.lstrip(".")
+    level = len(name) - len(stripped)
+    if level and literal_at(node, 1, "package"):
+        package = literal_at(node, 1, "package").split(".")
+    return absolute(stripped, level, package) or ""
 
 
 @dataclass(frozen=True)
 class SourceFile:
     path: str
     module: str
-    text: str
+    data: bytes  # as handed in: Python decodes it itself
 
     @cached_property
+    def parsed(self) -> ast.Module | Unreadable:
+        return parse(self.data, self.path)
+
+    @property
     def tree(self) -> ast.Module | None:
-        return parse(self.text, self.path)
+        return self.parsed if isinstance(self.parsed, ast.Module) else None
+
+    @property
+    def unreadable(self) -> Unreadable | None:
+        """Why the grader cannot read the file, if it cannot."""
+        return self.parsed if isinstance(self.parsed, Unreadable) else None
 
     @cached_property
     def nodes(self) -> list[ast.AST]:
@@ -89,7 +181,8 @@ class SourceFile:
     @cached_property
     def imports(self) -> set[str]:
         """Every module name the file imports."""
-        return imported_names(self.nodes, self.module, self.path.endswith("__init__.py"))
+        is_package = self.path.endswith("__init__.py")
+        return imported_names(self.nodes, self.module, is_package, self.bindings)
 
     @cached_property
     def bindings(self) -> dict[str, str]:
@@ -116,20 +209,22 @@ class Sources:
     """A submission's Python files by relative path, and the scope of each entry file; each
     file is parsed once, however many checks read it."""
 
-    def __init__(self, texts: dict[str, str]) -> None:
+    def __init__(self, files: Mapping[str, bytes]) -> None:
         self.files = {
-            path: SourceFile(path, module_name(path), text) for path, text in texts.items()
+            path: SourceFile(path, module_name(path), data) for path, data in files.items()
         }
         self.by_module = {f.module: f for f in self.files.values()}
 
     def own(self, module: str) -> SourceFile | None:
-        """The candidate's file for an imported module name, unless the name is shadowed."""
+        """The candidate's file Python imports for a module name, unless the name is shadowed."""
         if module.split(".")[0] in SHADOWED:
             return None
         return self.by_module.get(module)
 
     def scope(self, entry: str) -> list[SourceFile]:
-        """The entry file and the candidate's files it imports, transitively."""
+        """The entry file and the candidate's files it imports, transitively: a file named after
+        a standard or installed module too, which Python runs where the image lacks that module
+        (the host cannot tell)."""
         start = self.files.get(entry)
         if start is None:
             return []
@@ -138,7 +233,7 @@ class Sources:
         while queue:
             current = queue.pop()
             for name in sorted(current.imports):
-                found = self.own(name)
+                found = self.by_module.get(name)
                 if found is not None and found.path not in seen:
                     seen[found.path] = found
                     queue.append(found)

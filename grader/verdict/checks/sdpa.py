@@ -10,8 +10,9 @@ from pydantic import Field, model_validator
 
 from grader.courses.spec import Config
 from grader.reports.models import CheckStatus
+from grader.sandbox.owntext import own
 from grader.sandbox.results import TraceEntry
-from grader.sandbox.worker import SetupOp
+from grader.sandbox.worker import SetupOp, family_of
 from grader.strict import Strict
 from grader.verdict.checks.base import (
     Check,
@@ -89,16 +90,16 @@ class SdpaCalls(Check[SdpaParams]):
     def judge(self, ctx: Context) -> Verdict:
         how = f"in {self.params.mode} mode, {describe_setup(self.params.setup)}"
         for config in self.configs():
-            calls = [
-                e for e in ctx.result(self.probes[config.id]).data.calls[0].trace if e.fn == SDPA
-            ]
+            trace = ctx.result(self.probes[config.id]).data.calls[0].trace
+            calls = [e for e in trace if e.fn == SDPA]
             where = f"{config_text(config)} ({how})"
             if not self.params.called:
-                if calls:
+                fused = sorted({e.fn for e in trace if family_of(e.fn) is not None})
+                if fused:
                     return Verdict(
                         CheckStatus.failed,
-                        f"{where}: F.scaled_dot_product_attention was called {len(calls)} "
-                        "time(s): this path must compute attention itself",
+                        f"{where}: {own(', '.join(fused), 'a fused attention operator')} was "
+                        "called: this path must compute attention itself",
                     )
                 continue
             if not calls:
@@ -121,10 +122,11 @@ class SdpaCalls(Check[SdpaParams]):
         dropout_p = self.dropout_p(config)
         if dropout_p is not None and not abs((entry.dropout_p or 0.0) - dropout_p) <= 1e-12:
             gate = " (dropout_p must be 0.0 when not self.training)" if dropout_p == 0 else ""
-            return f"dropout_p={entry.dropout_p}, expected {dropout_p}{gate}"
+            passed_p = own(f"={entry.dropout_p}", " was another value")
+            return f"dropout_p{passed_p}, expected {dropout_p}{gate}"
         if self.params.default_scale and entry.scale is not None:
             return (
-                f"scale={entry.scale} passed: leave the scaling to SDPA "
+                f"scale{own(f'={entry.scale}', '')} passed: leave the scaling to SDPA "
                 "(no manual scaling on the flash path)"
             )
         return None

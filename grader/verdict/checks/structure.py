@@ -10,7 +10,8 @@ from pydantic import Field
 
 from grader.courses.spec import Config
 from grader.reports.models import CheckStatus
-from grader.sandbox.results import InspectInfo, TensorOut
+from grader.sandbox.owntext import SHOWN_NAMES, others, own, own_name, own_names, own_shape, shown
+from grader.sandbox.results import InspectInfo, ParamInfo, TensorOut
 from grader.verdict.checks.base import (
     Check,
     ConfigParams,
@@ -22,7 +23,7 @@ from grader.verdict.checks.base import (
     describe,
     register,
 )
-from grader.verdict.checks.returned import value_text
+from grader.verdict.checks.returned import public_attr, value_text
 from grader.verdict.checks.values import passed
 from grader.verdict.plan import Plan
 
@@ -62,16 +63,23 @@ class ParameterNames(Inspecting[OneConfigParams]):
         assert load is not None
         if not load.ok:
             expected = ", ".join(f"{p.name} {tuple(p.shape)}" for p in want.params)
-            return Verdict(CheckStatus.failed, f"{load.summary()} (expected: {expected})")
+            found = load.summary(ctx.names, ctx.sizes(self.probe))
+            return Verdict(CheckStatus.failed, f"{found} (expected: {expected})")
         seen: dict[int, str] = {}
         for p in got.params:
             if p.storage in seen:
+                first, other = (param_name(name, ctx) for name in (p.name, seen[p.storage]))
                 return Verdict(
                     CheckStatus.failed,
-                    f"{p.name} and {seen[p.storage]} share one tensor; each needs its own weights",
+                    f"{first} and {other} share one tensor; each needs its own weights",
                 )
             seen[p.storage] = p.name
-        return passed(f"{len(got.params)} parameters, named as the contract says")
+        return passed(f"{len(want.params)} parameters, named as the contract says")
+
+
+def param_name(name: str, ctx: Context) -> str:
+    """A parameter's name as the candidate may see it (`own_name`)."""
+    return own_name(name, ctx.names, "a parameter of another name")
 
 
 @register("param_count")
@@ -84,13 +92,24 @@ class ParamCount(Inspecting[OneConfigParams]):
         expected = unique_count(want)
         if count != expected:
             extra = "more" if count > expected else "fewer"
-            names = ", ".join(f"{p.name} {tuple(p.shape)}" for p in got.params)
+            how = own(f"{count} parameters, {abs(count - expected)} {extra}", f"{extra} parameters")
             return Verdict(
                 CheckStatus.failed,
-                f"{count} parameters, {abs(count - expected)} {extra} than the {expected} "
-                f"expected for {describe(self.config())} (has: {names})",
+                f"{how} than the {expected} expected for {describe(self.config())} "
+                f"(has: {params_text(got.params, ctx, ctx.sizes(self.probe))})",
             )
         return passed(f"{count} parameters")
+
+
+def params_text(params: list[ParamInfo], ctx: Context, sizes: frozenset[int]) -> str:
+    """`W_q (48, 48), W_k (48, 48)`; to the candidate, the names they may see (`own_names`),
+    each with its shape as `own_shape` shows it."""
+    full = ", ".join(f"{p.name} {tuple(p.shape)}" for p in params)
+    kept = [p for p in params if shown(p.name, ctx.names)][:SHOWN_NAMES]
+    public = [f"{p.name} {own_shape(p.shape, sizes)}" for p in kept]
+    if len(kept) < len(params):
+        public.append(others(len(params) - len(kept)))
+    return own(full, ", ".join(public))
 
 
 def unique_count(info: InspectInfo) -> int:
@@ -115,7 +134,7 @@ class MaskBuffer(Inspecting[MaskBufferParams]):
     def judge(self, ctx: Context) -> Verdict:
         got, _ = self.inspected(ctx)
         if got.tensor_attrs:
-            names = ", ".join(got.tensor_attrs)
+            names = own_names(got.tensor_attrs, ctx.names)
             return Verdict(
                 CheckStatus.failed,
                 f"tensor attribute {names} is not a registered buffer: use "
@@ -128,8 +147,8 @@ class MaskBuffer(Inspecting[MaskBufferParams]):
         if missing:
             return Verdict(
                 CheckStatus.failed,
-                f"no buffer named {', '.join(missing)} (found {', '.join(found)}): the contract "
-                "names the causal mask buffer",
+                f"no buffer named {', '.join(missing)} (found {own_names(found, ctx.names)}): the "
+                "contract names the causal mask buffer",
             )
         try:
             out = ctx.returned(self.double)
@@ -140,11 +159,10 @@ class MaskBuffer(Inspecting[MaskBufferParams]):
         if out.dtype != want.dtype:
             return Verdict(
                 CheckStatus.failed,
-                f"forward after .double() returned {value_text(out)}, expected a {want.dtype} "
-                "tensor",
+                f"forward after .double() returned {value_text(out, ctx.sizes(self.double))}, "
+                f"expected a {want.dtype} tensor",
             )
-        names = ", ".join(b.name for b in got.buffers)
-        return passed(f"buffer {names} moves with the module")
+        return passed(f"buffer {own_names(found, ctx.names)} moves with the module")
 
 
 class AttributesParams(ConfigParams):
@@ -178,11 +196,12 @@ class Attributes(Check[AttributesParams]):
                         f"{where}: no attribute {name}; the contract names it "
                         f"(expected {expected!r})",
                     )
-                shown = (
+                full = (
                     f"a {value.get('type', 'object')}" if isinstance(value, dict) else repr(value)
                 )
+                shown_as = own(full, public_attr(value, expected))
                 return Verdict(
-                    CheckStatus.failed, f"{where}: {name} is {shown}, expected {expected!r}"
+                    CheckStatus.failed, f"{where}: {name} is {shown_as}, expected {expected!r}"
                 )
         return passed(", ".join(self.params.names) + " as the contract says")
 
@@ -227,6 +246,7 @@ class Raises(Check[RaisesParams]):
             return Verdict(CheckStatus.failed, f"{self.what} did not raise {wanted}")
         if error.stage != self.stage or error.type not in self.params.exceptions:
             return Verdict(
-                CheckStatus.failed, f"{self.what} raised {error.summary()}; expected {wanted}"
+                CheckStatus.failed,
+                f"{self.what} raised {error.summary(ctx.files)}; expected {wanted}",
             )
         return passed(f"{self.what} raises {error.type}")

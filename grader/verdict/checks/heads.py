@@ -1,0 +1,128 @@
+"""Whether a function loops over the heads in Python, judged by what it runs: the same call
+with 1, 2 and 4 heads, the torch functions it runs counted in the sandbox. The loops read
+from its source explain a verdict; they do not decide it."""
+
+from __future__ import annotations
+
+import itertools
+
+from pydantic import Field
+
+from grader.courses.spec import CheckSpec, Config, ModuleArg, ProblemSpec
+from grader.reports.models import CheckStatus
+from grader.sandbox.owntext import own
+from grader.verdict.checks.base import Check, Context, NoParams, Verdict, register
+from grader.verdict.checks.loops import computing_loops, find_function
+from grader.verdict.checks.values import passed
+from grader.verdict.plan import Plan
+
+
+class LoopParams(NoParams):
+    function: str  # `function` or `Class.method`, as the candidate's code defines it
+    loop: bool  # whether it must loop over the heads
+    config: str | None = None  # the config run with each head count (none: read the source only)
+    heads_from: str = "init.num_heads"  # where its head count is: "init.KEY" or "argN.init.KEY"
+    heads: list[int] = Field(default_factory=lambda: [1, 2, 4], min_length=2)
+
+
+def with_heads(config: Config, heads_from: str, heads: int) -> Config:
+    """`config` with its head count (at `heads_from`) set to `heads`."""
+    *owner, key = heads_from.split(".")
+    changed = f"{config.id}_heads{heads}"
+    if owner == ["init"]:
+        return config.model_copy(
+            update={"id": changed, "init": {**(config.init or {}), key: heads}}
+        )
+    if len(owner) != 2 or not owner[0].startswith("arg") or owner[1] != "init":
+        raise ValueError(f"heads_from {heads_from!r}: expected init.KEY or argN.init.KEY")
+    index = int(owner[0].removeprefix("arg"))
+    arg = config.args[index] if index < len(config.args) else None
+    if not isinstance(arg, ModuleArg):
+        raise ValueError(f"heads_from {heads_from!r}: argument {index} is not a module")
+    args = list(config.args)
+    args[index] = arg.model_copy(update={"init": {**arg.init, key: heads}})
+    return config.model_copy(update={"id": changed, "args": args})
+
+
+def growing(counts: list[int]) -> bool:
+    return all(a < b for a, b in itertools.pairwise(counts))
+
+
+@register("python_loop")
+class PythonLoop(Check[LoopParams]):
+    """A function loops over the heads in Python (`loop = true`) or does not (`loop = false`).
+    With a `config`, decided by what one call runs with each of `heads` heads: with a loop, its
+    products and its softmaxes over tokens by tokens each grow with the head count; without,
+    the torch functions it runs are the same however many heads. The live loops that compute,
+    read from its source (in the function and the candidate's functions it calls), explain the
+    verdict, and decide it without a `config`."""
+
+    def __init__(self, spec: CheckSpec, problem: ProblemSpec) -> None:
+        super().__init__(spec, problem)
+        if self.params.config is not None:
+            base = self.problem.config(self.params.config)
+            self.variants = [with_heads(base, self.params.heads_from, h) for h in self.params.heads]
+
+    def prepare(self, plan: Plan) -> None:
+        if self.params.config is not None:
+            self.probes = [plan.call_probe(c, count_ops=True) for c in self.variants]
+
+    def judge(self, ctx: Context) -> Verdict:
+        name = self.params.function
+        entry = ctx.sources.files.get(self.problem.entry)
+        function = find_function(ctx.sources, entry, name) if entry else None
+        loops = computing_loops(ctx.sources, function) if function is not None else []
+        where = ""
+        if loops:
+            found, loop = loops[0]
+            where = f" at {found.file.path}:{getattr(loop, 'lineno', 0)} (in {found.node.name})"
+        if self.params.config is None:
+            return self.by_source(function is not None, bool(loops), where)
+        ops = [ctx.result(p).data.calls[0].ops for p in self.probes]
+        counted = [c for c in ops if c is not None]
+        if len(counted) < len(ops):
+            return Verdict(CheckStatus.failed, "the torch functions it runs were not counted")
+        heads = ", ".join(map(str, self.params.heads))
+        if any(c.products < 2 or c.softmaxes < 1 for c in counted):
+            return Verdict(
+                CheckStatus.failed,
+                f"{name}'s torch operations were not all counted: attention takes two products "
+                "and a softmax over tokens by tokens, at least",
+            )
+        if self.params.loop:
+            work = [[c.products for c in counted], [c.softmaxes for c in counted]]
+            if not all(growing(w) for w in work):
+                shown = own(f" ({work[0]} products, {work[1]} softmaxes for {heads} heads)", "")
+                return Verdict(
+                    CheckStatus.failed,
+                    f"{name} does not do more attention work with more heads{shown}: compute "
+                    "each head's products and softmax in its own iteration of a Python loop",
+                )
+            return passed()
+        totals = [c.all for c in counted]
+        if len(set(totals)) > 1:
+            shown = own(f"{totals} for {heads} heads", f"for {heads} heads")
+            return Verdict(
+                CheckStatus.failed,
+                f"{name} runs other torch operations with other head counts ({shown}): it "
+                f"loops over the heads in Python{where}; compute all heads with one batched "
+                "matmul",
+            )
+        return passed()
+
+    def by_source(self, found: bool, loops: bool, where: str) -> Verdict:
+        name = self.params.function
+        if not found:
+            return Verdict(CheckStatus.failed, f"no function {name} found")
+        if self.params.loop and not loops:
+            return Verdict(
+                CheckStatus.failed,
+                f"{name} has no Python loop over the heads that computes them (a loop inside "
+                "an assert or after a return never runs)",
+            )
+        if not self.params.loop and loops:
+            return Verdict(
+                CheckStatus.failed,
+                f"{name} loops in Python{where}: compute all heads with one batched matmul",
+            )
+        return passed()

@@ -1,0 +1,47 @@
+"""Arms the sandbox's policy guard in this process, as a problem's child does, then calls each
+route of tests/hostile/guard_routes/routes.py named on the command line and prints a JSON line
+for each: whether it ran or was refused, the calls traced and the guard's events.
+
+Usage: python -m tests.guard_child REFUSED-FAMILIES ROUTE... (families comma-separated); with
+OLD_TORCH=1 in the environment, as on a torch without `torch.library.get_kernel`."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+
+import torch
+
+from grader.sandbox import worker
+from tests.conftest import ROOT
+
+ROUTES = ROOT / "tests" / "hostile" / "guard_routes"
+
+
+def main(argv: list[str]) -> None:
+    if os.environ.get("OLD_TORCH"):
+        del torch.library.get_kernel
+    worker.GUARD.install()
+    sys.path.append(str(ROUTES))
+    routes: dict[str, bytes | None] = {str(ROUTES / "routes.py"): None}  # the problem's file
+    worker.GUARD.arm([f for f in argv[0].split(",") if f], str(ROUTES), routes)
+    module = importlib.import_module("routes")
+    query = torch.randn(1, 2, 3, 4, dtype=torch.float64, requires_grad=True)
+    for name in argv[1:]:
+        worker.GUARD.trace.clear()
+        try:
+            getattr(module, name)(query)
+            outcome = "ran"
+        except worker.Refused:
+            outcome = "refused"
+        except Exception as exc:  # what the route itself raised
+            outcome = f"raised {type(exc).__name__}"
+        events = worker.GUARD.take_events() + worker.GUARD.check(full=True)
+        line = {"route": name, "outcome": outcome, "trace": worker.GUARD.trace, "events": events}
+        print(json.dumps(line), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

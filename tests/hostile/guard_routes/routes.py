@@ -1,0 +1,160 @@
+"""Candidate code for the guard's tests: each function reaches an attention operator, or
+the guard itself, by another route. Run inside a child that armed the guard."""
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+
+def public_sdpa(q):
+    return F.scaled_dot_product_attention(q, q, q, is_causal=True)
+
+
+def registry_sdpa(q):
+    return torch.ops.aten.scaled_dot_product_attention.default(q, q, q, None, 0.0, True)
+
+
+def private_math(q):
+    return torch._scaled_dot_product_attention_math(q, q, q)[0]
+
+
+def private_flash(q):
+    return torch._scaled_dot_product_flash_attention_for_cpu(q, q, q)[0]
+
+
+def flash_without_autograd(q):
+    with torch.inference_mode():
+        return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, q, q)[0]
+
+
+def native_mha(q):
+    x = q[0, 0].unsqueeze(0)  # (1, T, 4)
+    weight, bias = torch.eye(12, 4), torch.zeros(12)
+    return torch._native_multi_head_attention(x, x, x, 4, 2, weight, bias, torch.eye(4), bias[:4])[0]
+
+
+def module_mha(q):
+    x = q[0, 0].unsqueeze(0)
+    mha = torch.nn.MultiheadAttention(4, 2, batch_first=True)
+    return mha(x, x, x, need_weights=True)[0]
+
+
+def functional_mha(q):
+    x = q[0, 0].unsqueeze(1)  # (T, 1, 4)
+    w, b = torch.eye(12, 4), torch.zeros(12)
+    return F.multi_head_attention_forward(x, x, x, 4, 2, w, b, None, None, False, 0.0, torch.eye(4), b[:4])[0]
+
+
+def quantizable_mha(q):
+    import torch.ao.nn.quantizable as quantizable
+
+    x = q[0, 0].unsqueeze(0)
+    return quantizable.MultiheadAttention(4, 2, batch_first=True)(x, x, x)[0]
+
+
+def manual(q):
+    att = q @ q.transpose(-2, -1) / math.sqrt(q.size(-1))
+    return torch.softmax(att, dim=-1) @ q
+
+
+def frame_walk(q):
+    try:
+        F.scaled_dot_product_attention(q, q, q)
+    except RuntimeError as exc:
+        return exc.__traceback__.tb_frame.f_globals
+
+
+def own_frame(q):
+    import sys
+
+    return sys._getframe(0).f_back
+
+
+def garbage_collector(q):
+    import gc
+
+    return [o for o in gc.get_objects() if type(o).__name__ == "Guard"]
+
+
+def text(q):
+    exec("import torch")
+
+
+def written_module(q):
+    import sys
+    import tempfile
+
+    folder = tempfile.mkdtemp()
+    with open(f"{folder}/planted.py", "w") as planted:
+        planted.write("import torch\nattend = torch._scaled_dot_product_attention_math\n")
+    sys.path.insert(0, folder)
+    import planted
+
+    return planted.attend(q, q, q)[0]
+
+
+def ctypes_load(q):
+    import ctypes
+
+    return ctypes.CDLL(None)
+
+
+def own_kernel(q):
+    import warnings
+
+    library = torch.library.Library("aten", "IMPL")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        library.impl("scaled_dot_product_attention", lambda *a, **k: manual(q), "CompositeImplicitAutograd")
+    routes_kept.append(library)
+    return F.scaled_dot_product_attention(q, q, q)
+
+
+def dataclass_config(q):
+    import dataclasses
+
+    @dataclasses.dataclass
+    class Config:
+        n_head: int = 2
+
+    return Config().n_head
+
+
+routes_kept = []
+
+
+def timeit_text(q):
+    import timeit
+
+    return timeit.Timer("import torch").timeit(1)
+
+
+def annotation_text(q):
+    import typing
+
+    return typing.ForwardRef("int")._evaluate(globals(), {}, frozenset())
+
+
+def pickled_exec(q):
+    import pickle
+
+    class Exec:
+        def __reduce__(self):
+            return (exec, ("import torch",))
+
+    return pickle._loads(pickle.dumps(Exec()))
+
+
+def named_tuple_config(q):
+    from typing import NamedTuple
+
+    Config = NamedTuple("Config", [("n_head", "int")])
+    return Config(2).n_head
+
+
+def borrowed_name(q):
+    import importlib.machinery
+
+    loader = importlib.machinery.SourceFileLoader("routes_again", __file__)
+    return loader.source_to_code(b"import torch\n", __file__)

@@ -1,0 +1,87 @@
+"""Attacks the sandbox's run-time layers answer (the policy guard, the loop's behaviour), each
+with the check it fails and a word of that check's message (the instructor's view)."""
+
+from __future__ import annotations
+
+from grader.reports.models import CheckStatus, ProblemStatus, SubmissionReport
+from tests.conftest import ROOT
+
+HOSTILE = ROOT / "tests" / "hostile"
+# name -> (problem, check, a word of its message, whether the refusal cost the values)
+RUNTIME_ATTACKS = {
+    "runtime_private_sdpa": ("causal_self_attention", "forbidden_api", "torch.ops", True),
+    "runtime_module_mha": ("fused_qkv_attention", "forbidden_api", "MultiheadAttention", True),
+    "runtime_refusal_caught": (
+        "causal_attention",
+        "forbidden_api",
+        "aten::scaled_dot_product_attention was called at run time (refused)",
+        False,
+    ),
+    "loop_in_nested_def": (
+        "multi_head_attention",
+        "python_loop",
+        "runs other torch operations with other head counts",
+        False,
+    ),
+    "loop_in_map_lambda": (
+        "multi_head_attention",
+        "python_loop",
+        "runs other torch operations with other head counts",
+        False,
+    ),
+    "loop_range_one": ("mha_by_loop", "python_loop", "does not do more attention work", False),
+}
+
+
+def assert_caught(name: str, report: SubmissionReport) -> None:
+    """The attack fails its check with its word; a refusal that was not caught cost the values
+    (a value check failed because the call raised `Refused`)."""
+    problem, check, word, costly = RUNTIME_ATTACKS[name]
+    result = report.problem(problem)
+    found = [c for c in result.checks if c.check == check]
+    assert found and found[0].status is CheckStatus.failed, (name, found)
+    assert word in found[0].message, (name, found[0].message)
+    assert not report.grader_fault, (name, report)
+    if costly:
+        raised = [c.name for c in result.checks if "Refused" in c.message]
+        assert raised, (name, [c.message for c in result.checks])
+
+
+# A red team's attacks, written against the design without its tests: name -> (problem, what
+# it must not achieve). "forbidden": its marker (printed only once a forbidden kernel gave the
+# values) never appears and the problem loses points; "loop": the loop check fails; "leak":
+# the hidden values it looked for never reach its output.
+RED_TEAM = {
+    "red_a01_pydoc_sdpa": ("multi_head_attention", "forbidden"),
+    "red_a02_timeit_mha": ("multi_head_self_attention", "forbidden"),
+    "red_a03_doctest_mha": ("mha_with_weights", "forbidden"),
+    "red_a04_formatter_sdpa": ("causal_self_attention", "forbidden"),
+    "red_a05_getmodule_p11": ("mha_by_loop", "forbidden"),
+    "red_a06_torchload_hidden": ("fused_qkv_attention", "forbidden"),
+    "red_a07_logging_hidden": ("causal_attention", "forbidden"),
+    "red_a08_shadow_tabulate": ("self_attention", "forbidden"),
+    "red_a09_flex_hop": ("mha_wrapper", "forbidden"),
+    "red_b01_thread_loop_p5": ("multi_head_attention", "loop"),
+    "red_b02_padded_loop_p5": ("multi_head_attention", "loop"),
+    "red_b03_dummy_work_p11": ("mha_by_loop", "loop"),
+    "red_b04_forge_count_p11": ("mha_by_loop", "loop"),
+    "red_b05_disable_tf_p5": ("multi_head_attention", "loop"),
+    "red_b06_rewrite_results_p5": ("multi_head_attention", "loop"),
+    "red_d01_leak_maxerror": ("self_attention", "leak"),
+}
+MARKERS = {"forbidden": "computed", "leak": "first values"}
+
+
+def assert_held(name: str, report: SubmissionReport) -> None:
+    """The red team's attack gained nothing it was after."""
+    problem, goal = RED_TEAM[name]
+    result = report.problem(problem)
+    assert not report.grader_fault, (name, report.message)
+    if goal == "loop":  # the loop check fails, or the means are tampering and score 0
+        found = [c for c in result.checks if c.check == "python_loop"]
+        failed = found and found[0].status is not CheckStatus.passed
+        assert failed or result.status is ProblemStatus.forbidden_api, (name, found)
+        return
+    assert MARKERS[goal] not in result.stdout, (name, result.stdout[-500:])
+    if goal == "forbidden":
+        assert result.score < result.max_score, (name, result.status, result.message)
