@@ -581,6 +581,27 @@ def python_targets() -> list[PythonTarget]:
     return list(found.values())
 
 
+class Neutered(NamedTuple):
+    """One of torch's Python attention functions given refusing code, and what it had."""
+
+    family: str
+    owner: Any  # the function whose code was replaced, or what holds the replaced attribute
+    attribute: str | None
+    refusing: Any  # the refusing code, or the refusing function
+    original: Any  # (code, defaults, keyword defaults), or the attribute's value (or MISSING)
+
+
+def in_place(item: Neutered) -> Any:
+    """What is where the refusing code or function was put."""
+    if item.attribute is None:
+        return item.owner.__code__
+    return getattr(item.owner, item.attribute, None)
+
+
+MISSING = object()
+"""An attribute a class inherited rather than held: restored by deleting ours."""
+
+
 def refusing(qualname: str) -> Any:
     """A function that records a refused call of `qualname` (the audit hook does) and raises;
     its code refers to builtins only, so it can replace the code of any closure-free function."""
@@ -616,8 +637,7 @@ class Guard:
         self.events: list[PolicyEvent] = []
         self.kernels: dict[tuple[str, str], str] = {}  # (operator, key) -> its kernel's origin
         self.targets: list[PythonTarget] = []
-        self.refusals: dict[str, Any] = {}  # a target's qualname -> its refusing function
-        self.neutered: list[tuple[Any, str | None, Any]] = []  # what, attribute, refusing code
+        self.neutered: list[Neutered] = []
         self.sdpa: Any = None
         self.root = ""
         self.allowed: dict[str, bytes | None] = {}  # the problem's files: real path -> bytes
@@ -653,7 +673,7 @@ class Guard:
             self.register_all(library, refuse_only=False)
         LIBRARIES.append(library)  # kept, out of the candidate's reach, for the process's life
         self.targets = python_targets()
-        self.refusals = {t.qualname: refusing(t.qualname) for t in self.targets}
+        self.neuter()
 
     def register_all(self, library: Any, refuse_only: bool) -> None:
         """Our kernels for every attention operator (with `refuse_only`, for those of the
@@ -730,7 +750,7 @@ class Guard:
             raise ValueError(f"unknown policy families {sorted(unknown)}")
         self.refuse = self.policy = frozenset(refuse)
         self.root, self.allowed = root, allowed
-        self.neuter()
+        self.restore_allowed()
         source_only(root)
         if not self.kernels:
             self.register_all(LIBRARIES[0], refuse_only=True)
@@ -751,25 +771,40 @@ class Guard:
         )
 
     def neuter(self) -> None:
-        """Give torch's Python attention of the refused families refusing code: a function's
-        own code where it has no closure (every reference to it then refuses), else the
-        attribute or module entry that holds it."""
+        """Give torch's Python attention refusing code: a function's own code where it has no
+        closure (every reference to it then refuses), else the attribute or module entry that
+        holds it. The originals stay with the guard, for the families a problem allows."""
         for target in self.targets:
-            if target.family not in self.refuse:
-                continue
-            refused = self.refusals[target.qualname]
-            function = target.function
-            if target.attribute is not None:
-                setattr(function, target.attribute, refused)
-                self.neutered.append((function, target.attribute, refused))
-            elif not function.__closure__:
+            refused = refusing(target.qualname)
+            function, attribute = target.function, target.attribute
+            if attribute is None and not function.__closure__:
+                original = (function.__code__, function.__defaults__, function.__kwdefaults__)
                 function.__code__, function.__defaults__ = refused.__code__, None
                 function.__kwdefaults__ = None
-                self.neutered.append((function, None, refused.__code__))
+                self.neutered.append(
+                    Neutered(target.family, function, None, refused.__code__, original)
+                )
+                continue
+            if attribute is None:
+                function, attribute = sys.modules[function.__module__], function.__name__
+            original = vars(function).get(attribute, MISSING)
+            setattr(function, attribute, refused)
+            self.neutered.append(Neutered(target.family, function, attribute, refused, original))
+
+    def restore_allowed(self) -> None:
+        """Give back their code to torch's Python attention of the families the problem allows."""
+        kept = []
+        for item in self.neutered:
+            if item.family in self.refuse:
+                kept.append(item)
+            elif item.attribute is None:
+                owner = item.owner
+                owner.__code__, owner.__defaults__, owner.__kwdefaults__ = item.original
+            elif item.original is MISSING:
+                delattr(item.owner, item.attribute)
             else:
-                module = sys.modules[function.__module__]
-                setattr(module, function.__name__, refused)
-                self.neutered.append((module, function.__name__, refused))
+                setattr(item.owner, item.attribute, item.original)
+        self.neutered = kept
 
     def refused(self, what: str, kind: Literal["forbidden", "tampering"] = "forbidden") -> NoReturn:
         event: PolicyEvent = {"kind": kind, "what": what[:300]}
@@ -896,18 +931,21 @@ class Guard:
 
     def check(self, full: bool) -> list[PolicyEvent]:
         """What of the guard is no longer in place: its state, torch's neutered Python
-        attention, its kernel in front of SDPA (with and without autograd); with `full`, every
-        kernel of ours."""
+        attention, its kernel in front of SDPA; with `full`, that kernel without autograd too
+        and every kernel of ours."""
         missing = [
-            f"the refusal of {getattr(what, '__qualname__', what)}"
-            for what, attribute, refused in self.neutered
-            if (getattr(what, attribute, None) if attribute else what.__code__) is not refused
+            f"the refusal of {getattr(item.owner, '__qualname__', item.owner)}"
+            for item in self.neutered
+            if (
+                getattr(item.owner, item.attribute, None) if item.attribute else item.owner.__code__
+            )
+            is not item.refusing
         ]
         state = (self.armed, self.refuse, self.local.depth, self.local.backward)
         if state != (True, self.policy, 0, False):
             missing.append("its state (armed, refused families, depth)")
         if ("aten::scaled_dot_product_attention", "CPU") in self.kernels:
-            missing += self.canaries()
+            missing += self.canaries((False, True) if full else (False,))
         if full and hasattr(torch.library, "get_kernel"):
             missing += [
                 f"its kernel for {op} on {key}"
@@ -916,13 +954,13 @@ class Guard:
             ]
         return [{"kind": "tampering", "what": f"the policy guard lost {m}"} for m in missing]
 
-    def canaries(self) -> list[str]:
-        """Call SDPA, with and without autograd, while our kernels raise `Canary`: one that
-        does not raise it is no longer ours."""
+    def canaries(self, modes: tuple[bool, ...]) -> list[str]:
+        """Call SDPA, with autograd and (`modes`) without, while our kernels raise `Canary`:
+        one that does not raise it is no longer ours."""
         lost: list[str] = []
         self.canary = True
         try:
-            for inference in (False, True):
+            for inference in modes:
                 try:
                     with torch.inference_mode(inference):
                         tiny = torch.zeros(1, 1, 1, 1)
@@ -968,15 +1006,17 @@ def unlisted() -> None:
     (`__main__`, `grader.sandbox.worker`) lead nowhere from the candidate's code. Its functions
     keep their globals."""
     own = globals()
-    for name, module in list(sys.modules.items()):
-        if getattr(module, "__dict__", None) is own:
-            if name == "__main__":
-                sys.modules[name] = types.ModuleType(name)
-            else:
-                del sys.modules[name]
-                package, _, leaf = name.rpartition(".")
-                with contextlib.suppress(AttributeError, KeyError):
-                    delattr(sys.modules[package], leaf)
+    for name in {__name__, "__main__"}:
+        module = sys.modules.get(name)
+        if module is None or getattr(module, "__dict__", None) is not own:
+            continue
+        if name == "__main__":
+            sys.modules[name] = types.ModuleType(name)
+            continue
+        del sys.modules[name]
+        package, _, leaf = name.rpartition(".")
+        with contextlib.suppress(AttributeError, KeyError):
+            delattr(sys.modules[package], leaf)
 
 
 GUARD = Guard()
