@@ -25,7 +25,7 @@ POLICY_ATTACKS = {
         "forbidden_api",
         "private name torch._scaled_dot_product_flash_attention_for_cpu",
     ),
-    "shadowed_tkinter": ("causal_self_attention", "forbidden_api", "at tkinter.py"),
+    "shadowed_winsound": ("causal_self_attention", "forbidden_api", "at winsound.py"),
     "deep_expression_helper": (
         "causal_self_attention",
         "forbidden_api",

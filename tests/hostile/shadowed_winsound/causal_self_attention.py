@@ -3,13 +3,13 @@ from torch import nn
 
 
 def attend(q, k, v):
-    import tkinter  # the candidate's file where the image lacks the module
+    import winsound  # the candidate's file: Linux has no winsound
 
-    return tkinter.attend(q, k, v)
+    return winsound.attend(q, k, v)
 
 
 class CausalSelfAttention(nn.Module):
-    """SDPA in the candidate's own tkinter.py, which Python imports where the image has no tkinter."""
+    """SDPA in the candidate's own winsound.py, which Python imports where the machine has no winsound."""
 
     def __init__(self, n_embd, n_head, block_size, dropout=0.0):
         super().__init__()
@@ -23,6 +23,9 @@ class CausalSelfAttention(nn.Module):
 
     def forward(self, x):
         B, T, C = x.shape
-        q, k, v = (t.view(B, T, self.n_head, self.head_dim).transpose(1, 2) for t in self.qkv(x).split(C, dim=2))
+        q, k, v = (
+            t.view(B, T, self.n_head, self.head_dim).transpose(1, 2)
+            for t in self.qkv(x).split(C, dim=2)
+        )
         y = attend(q, k, v)
         return self.resid_dropout(self.proj(y.transpose(1, 2).reshape(B, T, C)))
