@@ -14,7 +14,11 @@ POLICY_ATTACKS = {
     "load_by_runpy": ("causal_self_attention", "forbidden_api", "runpy"),
     "load_by_spec": ("causal_self_attention", "forbidden_api", "import machinery"),
     "load_by_resolve_name": ("causal_self_attention", "forbidden_api", "pkgutil"),
-    "import_from_tmp": ("causal_self_attention", "forbidden_api", "sys.path"),
+    "import_from_tmp": (
+        "causal_self_attention",
+        "forbidden_api",
+        "compiling code under the name of",
+    ),
     "bom_private_sdpa": (
         "causal_self_attention",
         "forbidden_api",

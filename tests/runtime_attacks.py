@@ -3,6 +3,9 @@ with the check it fails and a word of that check's message (the instructor's vie
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 from grader.reports.models import CheckStatus, ProblemStatus, SubmissionReport
 from tests.conftest import ROOT
 
@@ -68,8 +71,35 @@ RED_TEAM = {
     "red_b05_disable_tf_p5": ("multi_head_attention", "loop"),
     "red_b06_rewrite_results_p5": ("multi_head_attention", "loop"),
     "red_d01_leak_maxerror": ("self_attention", "leak"),
+    # a second round, against the guard's first form: its state reached through the frames
+    # bdb and asyncio hand out, torch's globals, the ONNX attention op, a lattice of bases
+    "red2_a01_bdb_sdpa": ("self_attention", "forbidden"),
+    "red2_a02_asyncio_sdpa": ("self_attention", "forbidden"),
+    "red2_a03_counter_p5": ("multi_head_attention", "loop"),
+    "red2_a04_counter_p11": ("mha_by_loop", "loop"),
+    "red2_a05_leak_hidden": ("mha_with_weights", "leak"),
+    "red2_a06_native_mha": ("multi_head_self_attention", "forbidden"),
+    "red2_a07_mro_lattice": ("multi_head_attention", "full"),
+    "red2_a08_globals_disable_counter": ("multi_head_attention", "loop"),
+    "red2_a09_onnx_attention": ("self_attention", "forbidden"),
 }
 MARKERS = {"forbidden": "computed", "leak": "first values"}
+# Honest code the red team wrote to find false failures, full marks on every problem: SDPA per
+# head where allowed, sys.path, a flash helper shared by name, doctest, timeit, a coding
+# cookie, torch.jit.script, a `__main__` self-test against SDPA, a package of helpers. Each is
+# the complete submission with the files of `honest/<name>` over it.
+HONEST = sorted(path.name for path in (HOSTILE / "honest").iterdir())
+
+
+def honest_submissions(root: Path) -> list[Path]:
+    """The honest submissions, assembled under `root` as `honest_<name>`."""
+    made = []
+    for name in HONEST:
+        target = root / f"honest_{name}"
+        shutil.copytree(ROOT / "submissions" / "complete", target)
+        shutil.copytree(HOSTILE / "honest" / name, target, dirs_exist_ok=True)
+        made.append(target)
+    return made
 
 
 def assert_held(name: str, report: SubmissionReport) -> None:
@@ -77,6 +107,9 @@ def assert_held(name: str, report: SubmissionReport) -> None:
     problem, goal = RED_TEAM[name]
     result = report.problem(problem)
     assert not report.grader_fault, (name, report.message)
+    if goal == "full":  # code that is correct, shaped to exhaust the host's reading of it
+        assert result.score == result.max_score, (name, result.message)
+        return
     if goal == "loop":  # the loop check fails, or the means are tampering and score 0
         found = [c for c in result.checks if c.check == "python_loop"]
         failed = found and found[0].status is not CheckStatus.passed
@@ -85,3 +118,14 @@ def assert_held(name: str, report: SubmissionReport) -> None:
     assert MARKERS[goal] not in result.stdout, (name, result.stdout[-500:])
     if goal == "forbidden":
         assert result.score < result.max_score, (name, result.status, result.message)
+
+
+def assert_full(report: SubmissionReport) -> None:
+    """Full marks, or the checks that failed."""
+    failed = [
+        (p.problem, c.check, c.message)
+        for p in report.problems
+        for c in p.checks
+        if c.status is not CheckStatus.passed
+    ]
+    assert report.total == report.max_total, (report.submission, report.message, failed)

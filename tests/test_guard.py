@@ -24,6 +24,7 @@ REFUSED_EVERYWHERE = [
     "module_mha",
     "functional_mha",
     "quantizable_mha",
+    "onnx_attention",
 ]
 TAMPERING = {
     "frame_walk": "tb_frame",
@@ -36,8 +37,11 @@ TAMPERING = {
     "written_module": "compiling code under the name of /tmp/",
     "borrowed_name": "compiling code under the name of",
     "ctypes_load": "ctypes.dlopen",
+    "bdb_frames": "tb_frame",
+    "asyncio_frames": "cr_frame",
+    "import_callback_frames": "sys._getframe",
 }
-HONEST = ["manual", "dataclass_config", "named_tuple_config"]
+HONEST = ["manual", "dataclass_config", "named_tuple_config", "jit_scripted", "sympy_imported"]
 
 
 def guarded(

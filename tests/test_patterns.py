@@ -17,7 +17,7 @@ from grader.courses.catalog import Catalog
 from grader.grade import Grader
 from grader.reports.html import render_feedback_html
 from grader.reports.models import AttentionPattern, SubmissionReport
-from grader.reports.redact import candidate_view
+from grader.reports.redact import candidate_view, coarse_grid
 from grader.verdict.patterns import influence
 from tests import whole
 from tests.test_html_browser import WIDTH, browse
@@ -92,7 +92,12 @@ def test_the_candidate_sees_patterns_of_visible_checks_only(report: SubmissionRe
         for check in problem.checks:
             if check.visibility.value != "visible":
                 assert check.pattern is None
-    assert patterns(view) == patterns(report)  # both checks are visible ones
+    shown, full = patterns(view), patterns(report)
+    assert shown.keys() == full.keys()  # both checks are visible ones
+    for key, pattern in full.items():  # the candidate's own values in steps of 0.1
+        assert shown[key].expected == pattern.expected
+        assert shown[key].got == [coarse_grid(grid) for grid in pattern.got]
+    assert any(shown[key].got != pattern.got for key, pattern in full.items())
     assert json.loads(report.model_dump_json())  # the pattern survives JSON (no NaN)
     assert SubmissionReport.model_validate_json(report.model_dump_json()) == report
 

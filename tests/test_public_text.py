@@ -5,6 +5,7 @@ place) reaches the instructor's report, and no candidate-facing rendering of it.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,11 +23,24 @@ from grader.platforms.gradescope.results import gradescope_results
 from grader.reports.html import render_feedback_html
 from grader.reports.junit import render_junit
 from grader.reports.markdown import candidate_feedback
-from grader.reports.models import CheckStatus, ProblemStatus, SubmissionReport
-from grader.reports.redact import candidate_view
+from grader.reports.models import (
+    AttentionPattern,
+    CheckReport,
+    CheckStatus,
+    ProblemStatus,
+    SubmissionReport,
+)
+from grader.reports.redact import candidate_view, public_check
 from grader.reports.terminal import print_feedback
 from grader.sandbox import owntext
-from grader.sandbox.owntext import own_count, own_name, own_names, own_shape
+from grader.sandbox.owntext import (
+    own_count,
+    own_name,
+    own_names,
+    own_row_sum,
+    own_shape,
+    own_value,
+)
 from grader.sandbox.results import ProbeData, ProbeResult, ProblemExit, ProblemRun, read_problem
 from grader.sandbox.worker import RESULTS_FILE, Probe
 from grader.verdict.checks.scope import Sources
@@ -376,3 +390,33 @@ def test_a_candidate_sees_names_shapes_and_counts_the_grader_can_bound() -> None
     assert own_shape([2, 8, NUMBER], {2, 8}) == f"(2, 8, {NUMBER})"
     assert own_names(names, known) == ", ".join(names)
     assert own_count(NUMBER) == str(NUMBER)
+
+
+def test_a_candidate_sees_measured_numbers_to_one_digit() -> None:
+    """Numbers measured on the candidate's output could spell what its code read: to them, one
+    significant digit, at most 1000; to instructors, three (a row sum, six)."""
+    with owntext.public():
+        assert (own_value(0.0073312), own_value(-NUMBER), own_value(math.nan)) == (
+            "0.007",
+            "-1e+03",
+            "nan",
+        )
+        assert own_row_sum(1.0073312) == "1 + 0.007"
+    assert (own_value(0.0073312), own_row_sum(1.0073312)) == ("0.00733", "1.00733")
+
+
+def test_a_candidate_sees_a_pattern_in_steps_of_a_tenth() -> None:
+    got = [[0.7331, None], [NUMBER, -NUMBER]]
+    pattern = AttentionPattern(kind="weights", config="T=2", got=[got], expected=[got])
+    check = CheckReport(
+        name="weights",
+        check="weights_sum_to_one",
+        status=CheckStatus.failed,
+        points=0,
+        max_points=1,
+        visibility=Visibility.visible,
+        pattern=pattern,
+    )
+    shown = public_check(check).pattern
+    assert shown is not None and shown.got == [[[0.7, None], [2.0, -1.0]]]
+    assert shown.expected == [got]

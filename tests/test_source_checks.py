@@ -14,6 +14,7 @@ from grader.sandbox.results import ProblemExit, ProblemRun
 from grader.verdict.checks.loops import computing_loops, find_function
 from grader.verdict.checks.routes import Route, find_routes
 from grader.verdict.checks.scope import SourceFile, Sources
+from grader.verdict.checks.source import ForbiddenApi
 from grader.verdict.judge import judge_problem
 from grader.verdict.prepare import prepare
 
@@ -45,6 +46,13 @@ def texts(files: dict[str, str]) -> Sources:
         "import importlib\nF = importlib.import_module('torch.nn.functional')\n"
         "y = F.scaled_dot_product_attention(q, k, v)",
         "import torch\nG = torch.nn.functional\ny = G.scaled_dot_product_attention(q, k, v)",
+        # a `__main__` block that runs on import: the file renames itself, or it is the `else`
+        '__name__ = "__main__"\nif __name__ == "__main__":\n'
+        "    from torch.nn.functional import scaled_dot_product_attention",
+        'import m\nm.__name__ = "__main__"\nif __name__ == "__main__":\n'
+        "    from torch.nn.functional import scaled_dot_product_attention",
+        'if __name__ == "__main__":\n    pass\nelse:\n'
+        "    from torch.nn.functional import scaled_dot_product_attention",
     ],
 )
 def test_uses_are_found(source: str) -> None:
@@ -251,15 +259,9 @@ def tampering(source: str | bytes) -> list[str]:
         ("import pkgutil\nattend = pkgutil.resolve_name('kernels:attend')", "pkgutil"),
         ("import zipimport", "zipimport"),
         ("import imp", "import machinery"),
-        ("import sys\nsys.path.insert(0, '/tmp')", "sys.path"),
-        ("from sys import path\npath.append('/tmp')", "sys.path"),
-        ("import os\nos.sys.path.append('/tmp')", "sys.path"),
-        ("import sys\nn = len(sys.path)", "sys.path"),
         ("import sys\nsys.meta_path.insert(0, finder)", "import machinery"),
         ("import sys\nsys.path_hooks.append(hook)", "import machinery"),
         ("import sys\nsys.path_importer_cache.clear()", "import machinery"),
-        ("__import__('sys').path.append('/tmp')", "sys.path"),
-        ("import sys\nsetattr(sys, 'path', ['/tmp'])", "sys.path"),
         ("import sys\nextend(sys)", "the module sys passed around as a value"),
         ("loader = __loader__", "loader"),
         ("import torch\nspec = torch.nn.__spec__", "spec"),
@@ -345,6 +347,14 @@ def test_private_torch_names_are_tampering(source: str, private: str) -> None:
         "        return x",
         '"""No __torch_function__ override here, no sys.path trick."""',
         "class A:\n    def _attend(self, q):\n        return self._scale * q\n",
+        # a helper folder put on the path, as notebooks and course templates do
+        "import os, sys\nsys.path.insert(0, os.path.dirname(__file__))\nimport helpers",
+        "# coding: utf8\nimport math\n",
+        # a self-test under `__main__`, which grading never runs
+        "import torch\nimport torch.nn.functional as F\n"
+        "def attend(q, k, v):\n    return (q @ k.transpose(-2, -1)).softmax(-1) @ v\n"
+        'if __name__ == "__main__":\n    q = torch.randn(1, 2, 4, 8)\n'
+        "    assert torch.allclose(attend(q, q, q), F.scaled_dot_product_attention(q, q, q))\n",
     ],
 )
 def test_honest_code_stays_clean(source: str) -> None:
@@ -458,3 +468,51 @@ def test_a_long_chain_of_calls_is_followed_without_recursion() -> None:
     sources = texts({"m.py": source})
     start = find_function(sources, sources.files["m.py"], "f")
     assert start is not None and len(computing_loops(sources, start)) == 1
+
+
+def test_a_lattice_of_base_classes_is_searched_once_per_class() -> None:
+    """Ten levels of twelve classes, each inheriting all twelve below: 12**10 paths to the
+    method, 121 classes to read."""
+    source = "class Impl:\n    def forward(self, x):\n        return x @ x\n"
+    below = ["Impl"]
+    for level in range(10):
+        names = [f"L{level}_{i}" for i in range(12)]
+        source += "".join(f"class {n}({', '.join(below)}):\n    pass\n" for n in names)
+        below = names
+    source += f"class Top({', '.join(below)}):\n    pass\n"
+    sources = texts({"m.py": source})
+    found = find_function(sources, sources.files["m.py"], "Top.forward")
+    assert found is not None and found.owner == "Impl"
+    assert find_function(sources, sources.files["m.py"], "Top.backward") is None
+
+
+@pytest.mark.parametrize(
+    ("helper", "names", "fails"),
+    [
+        # a shared helper's flash path, for a problem that allows SDPA: the guard refuses it here
+        ("import torch.nn.functional as F\ndef flash(q):\n"
+         "    return F.scaled_dot_product_attention(q, q, q)\n", None, False),
+        # a name no guard refuses (an instructor's own): the host is its only reader
+        ("import torch\ndef mix(a, b):\n    return torch.einsum('ij,jk->ik', a, b)\n",
+         ["scaled_dot_product_attention", "einsum"], True),
+    ],
+)  # fmt: skip
+def test_a_helpers_use_counts_where_the_guard_cannot_refuse_it(
+    catalog: Catalog, helper: str, names: list[str] | None, fails: bool
+) -> None:
+    problem = "causal_self_attention"
+    prepared = prepare(catalog, catalog.select([problem]), seed=0)[problem]
+    if names is not None:  # the course's check, given its own names
+        at, check = next(
+            (i, c) for i, c in enumerate(prepared.checks) if isinstance(c, ForbiddenApi)
+        )
+        spec = check.spec.model_copy(update={"params": {"names": names}})
+        prepared.checks[at] = ForbiddenApi(spec, prepared.problem.spec)
+    entry = b"import helpers\n" + prepared.problem.reference_file.read_bytes()
+    files = {prepared.problem.spec.entry: entry, "helpers.py": helper.encode()}
+    ended = ProblemExit(exit_code=0, signal=None, timed_out=False, seconds=1.0)
+    run = ProblemRun(problem, ended, started=True, imported=True, probes=prepared.reference)
+    report = judge_problem(prepared, run, Sources(files))
+    found = next(c for c in report.checks if c.check == "forbidden_api")
+    assert (found.status is CheckStatus.failed) is fails, found.message
+    assert ("einsum at helpers.py:3" in found.message) is fails, found.message

@@ -13,7 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from grader.courses.spec import Visibility
-from grader.reports.models import CheckReport, ProblemReport, ProblemStatus, SubmissionReport
+from grader.reports.models import (
+    CheckReport,
+    Grid,
+    ProblemReport,
+    ProblemStatus,
+    SubmissionReport,
+)
 from grader.sandbox.owntext import coarse_error
 
 GRADER_FAULT = "the grader failed here (not your fault): your instructor's report has the details"
@@ -67,17 +73,24 @@ def redact_problem(problem: ProblemReport, withhold: Withhold, own_text: bool) -
 
 
 def public_check(check: CheckReport) -> CheckReport:
-    """A shown check as a candidate sees it: its public message, and its largest error to one
-    significant digit, at most 1000 (the candidate's code chose the values it was measured
-    on, and could spell hidden inputs in its digits)."""
+    """A shown check as a candidate sees it: its public message, its largest error to one
+    significant digit, at most 1000, and its pattern in steps of 0.1 from -1 to 2 (the
+    candidate's code chose the values measured, and could spell hidden inputs in their digits)."""
     update: dict[str, object] = {}
     if check.public_message is not None:
         update["message"] = check.public_message
+    if check.pattern is not None:
+        got = [coarse_grid(grid) for grid in check.pattern.got]
+        update["pattern"] = check.pattern.model_copy(update={"got": got})
     diagnosis = check.diagnosis
     if diagnosis is not None and diagnosis.max_error is not None:
         coarse = float(coarse_error(diagnosis.max_error))
         update["diagnosis"] = diagnosis.model_copy(update={"max_error": coarse})
     return check.model_copy(update=update) if update else check
+
+
+def coarse_grid(grid: Grid) -> Grid:
+    return [[None if v is None else round(min(max(v, -1.0), 2.0), 1) for v in row] for row in grid]
 
 
 def redacted(

@@ -85,6 +85,22 @@ def own_count(count: int) -> str:
     return str(count) if count <= COUNTED else own(str(count), count_text(count))
 
 
+def own_value(value: float) -> str:
+    """A number measured on the candidate's output: to them, one significant digit and at most
+    1000 either way (its digits could spell what its code read)."""
+    if value != value or abs(value) >= 1e3:  # NaN, inf, and large
+        coarse = "nan" if value != value else ("-" if value < 0 else "") + "1e+03"
+    else:
+        coarse = f"{value:.1g}"
+    return own(f"{value:.3g}", coarse)
+
+
+def own_row_sum(total: float) -> str:
+    """A sum that should be 1, measured on the candidate's output: to them, `1 + 0.007`."""
+    sign = "-" if total < 1 else "+"
+    return own(f"{total:.6g}", f"1 {sign} {own_value(abs(total - 1))}")
+
+
 def count_text(count: int) -> str:
     return str(count) if count <= COUNTED else f"more than {COUNTED}"
 

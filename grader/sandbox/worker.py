@@ -402,6 +402,7 @@ ATTENTION_MODULES = (
     "torch.nn.attention.flex_attention",
     "torch.ao.nn.quantizable",
     "torch.ao.nn.quantized",
+    "torch.onnx.ops",
 )
 """Torch's modules that define attention in Python, imported before the guard is installed."""
 REACHABLE_KEYS = ("AutogradOther", "AutogradNestedTensor")
@@ -421,16 +422,25 @@ def scaled_dot_product_attention(*args, **kwargs):
 """
 MAX_EVENTS = 20
 FRAME_ATTRIBUTES = {"tb_frame", "gi_frame", "cr_frame", "ag_frame"}
-FRAME_EVENTS = {"sys._getframe", "_thread.start_new_thread", "code.__new__", "function.__new__"}
+FRAME_EVENTS = {"sys._getframe", "code.__new__", "function.__new__"}
 """Audit events (with a frame's attributes) refused when the candidate's code asked for them,
-directly or through a library: frames reach the grader's objects, a thread runs unseen by the
-operation counter, new code and functions are code the host never read."""
+directly or through a library: frames reach the grader's objects, new code and functions are
+code the host never read."""
 FRAME_HANDLERS = ("inspect.py", "traceback.py")
 """Standard library files that hand frames on to their caller (`inspect.currentframe`,
 `traceback.walk_stack`): a frame one of them reads is for whoever called it."""
+FRAME_READERS = (
+    "typing.py", "collections/__init__.py", "enum.py", "dataclasses.py", "logging/__init__.py",
+    "warnings.py", "abc.py", "functools.py",
+)  # fmt: skip
+"""Standard library files that read a frame for themselves (a caller's module name or line)
+and hand none on."""
 CODE_MAKERS = ("dataclasses.py", os.path.join("collections", "__init__.py"))
 """The standard library's files that make classes' code from text (a dataclass's methods, a
 namedtuple's `__new__`), out of identifiers they check."""
+TEXT_RUNNERS = ("timeit.py", "doctest.py", "code.py", "codeop.py", "pdb.py", "runpy.py")
+"""Standard library modules that run the text they are given: never a code maker, even while
+imported."""
 REFUSED_EVENTS = (
     "gc.get_objects",
     "gc.get_referrers",
@@ -641,11 +651,14 @@ class Guard:
         self.sdpa: Any = None
         self.root = ""
         self.allowed: dict[str, bytes | None] = {}  # the problem's files: real path -> bytes
-        self.trusted: tuple[str, ...] = ()  # the libraries' folders and the worker's
+        self.trusted: tuple[str, ...] = ()  # the libraries' folders and, last, the worker's
         self.libraries: tuple[str, ...] = ()  # the libraries' folders
         self.makers: tuple[str, ...] = ()  # the library files that may make code from text
+        self.runners: tuple[str, ...] = ()  # the library files that run text they are given
         self.handlers: tuple[str, ...] = ()  # the library files that hand frames on
+        self.readers: tuple[str, ...] = ()  # the code that may read a frame for itself
         self.typing = ""
+        self.ast = ""
         self.auditing = False
 
     # -- installing: trusted code only, before any candidate code runs
@@ -666,8 +679,13 @@ class Guard:
         self.trusted = (*self.libraries, worker_folder)
         stdlib = os.path.realpath(paths["stdlib"])
         self.makers = tuple(os.path.join(stdlib, f) for f in CODE_MAKERS)
+        self.runners = tuple(os.path.join(stdlib, f) for f in TEXT_RUNNERS)
         self.handlers = tuple(os.path.join(stdlib, f) for f in FRAME_HANDLERS)
+        torch_folder = os.path.join(os.path.dirname(os.path.realpath(torch.__file__)), "")
+        readers = (os.path.join(stdlib, f) for f in FRAME_READERS)
+        self.readers = (*readers, torch_folder, worker_folder, "<frozen")
         self.typing = os.path.join(stdlib, "typing.py")
+        self.ast = os.path.join(stdlib, "ast.py")
         library = torch.library.Library("aten", "IMPL")
         if hasattr(torch.library, "get_kernel"):
             self.register_all(library, refuse_only=False)
@@ -837,9 +855,9 @@ class Guard:
             try:
                 caller = sys._getframe(1)
                 if event == "exec":
-                    problem = self.foreign_code(args[0], caller.f_code.co_filename)
+                    problem = self.foreign_code(args[0], caller)
                 elif event == "compile":
-                    problem = self.compiled(args[0], args[1], caller.f_code.co_filename)
+                    problem = self.compiled(args[0], args[1], caller)
                 else:
                     problem = self.asked_by_candidate(str(args[1]) if frame_read else event, caller)
             finally:
@@ -852,36 +870,54 @@ class Guard:
             self.refused(problem, "tampering")
 
     def asked_by_candidate(self, what: str, caller: Any) -> str | None:
-        """`what`, refused where the candidate's code asked for it, itself or through the
-        standard library's frame handlers (`inspect`, `traceback`, which hand frames on to
-        their caller); allowed where a library asked for itself (torch formats the stack where
-        a lazy call was queued), or the worker did."""
+        """`what`, refused unless the code that asked for it reads the frame for itself: the
+        worker, torch (which formats the stack where a lazy call was queued) and the standard
+        library's readers of a caller's module name (`FRAME_READERS`). Asked through `inspect`
+        or `traceback` (which hand frames on), the asker is their caller; any other library that
+        hands frames on (`bdb`, `asyncio`, a debugger) is refused with the candidate's code."""
         frame = caller
-        for _ in range(100):
-            if frame is None:
-                return None
-            filename = frame.f_code.co_filename
-            if filename not in self.handlers:
-                if filename.startswith(self.trusted) or filename.startswith("<frozen"):
-                    return None
-                return f"{what} (reaches frames, code or the grader's objects)"
+        while frame is not None and frame.f_code.co_filename in self.handlers:
             frame = frame.f_back
+        if frame is None or frame.f_code.co_filename.startswith(self.readers):
+            return None
+        if self.importing_library(frame):
+            return None
         return f"{what} (reaches frames, code or the grader's objects)"
 
-    def makes_code(self, caller: str, runs: bool) -> bool:
-        """Whether code made from text at `caller` is the libraries' own: the standard library's
-        classes made from their fields (`CODE_MAKERS`), and, compiled but not run, the import
-        system's and `typing`'s (a string annotation becomes a ForwardRef). Any other caller (the
-        candidate's code, `timeit`, `doctest`, `pickle`, torch's annotation reader) would run
-        text the host never read."""
-        if caller.startswith("<frozen importlib") or caller == self.typing:
+    def makes_code(self, caller: Any, runs: bool) -> bool:
+        """Whether code made from text at `caller` (a frame) is the libraries' own: the
+        standard library's classes made from their fields (`CODE_MAKERS`); a library's module
+        generating code while it is imported (mpmath does, imported lazily by torch); and,
+        compiled but not run, the import system's and `typing`'s (a string annotation becomes a
+        ForwardRef). Anything else (the candidate's code, or `timeit`, `doctest`, `pickle`,
+        `sympy`, torch's annotation reader asked by it) would run text the host never read."""
+        filename = caller.f_code.co_filename
+        if filename.startswith("<frozen importlib") or filename == self.typing:
             return not runs
-        return caller in self.makers
+        return filename in self.makers or self.importing_library(caller)
 
-    def compiled(self, source: Any, filename: Any, caller: str) -> str | None:
+    def importing_library(self, frame: Any) -> bool:
+        """Whether `frame` is a library's own work while one of its modules is imported: it and
+        every frame up to the nearest module-level one are the libraries' (not the worker's, not
+        a module that runs text it is given, not the candidate's code called back): what it
+        does then is the library's (mpmath generates code, sympy's dispatch reads its caller)."""
+        while frame is not None:
+            filename = frame.f_code.co_filename
+            if not filename.startswith(self.libraries) or filename.startswith(self.trusted[-1]):
+                return False
+            if filename.startswith(self.runners):
+                return False
+            if frame.f_code.co_name == "<module>":
+                return True
+            frame = frame.f_back
+        return False
+
+    def compiled(self, source: Any, filename: Any, caller: Any) -> str | None:
         """Why compiling `source` is refused, if it is: text compiled where only the libraries
         may, or a file's name given to text that is not that file as it is (or as handed in)."""
         name = os.fsdecode(filename) if isinstance(filename, str | bytes) else str(filename)
+        if caller.f_code.co_filename == self.ast:
+            return None  # `ast.parse`: a tree, not code (compiling a tree is a compile of its own)
         if name.startswith("<"):
             return None if self.makes_code(caller, runs=False) else "compiling text into code"
         text = source.encode() if isinstance(source, str) else source
@@ -905,7 +941,7 @@ class Guard:
         except OSError:
             return None
 
-    def foreign_code(self, code: Any, caller: str) -> str | None:
+    def foreign_code(self, code: Any, caller: Any) -> str | None:
         """Why running `code` is refused, if it is: a file neither of the libraries nor one of
         the problem's as handed in, or text made into code where only the libraries may."""
         filename = getattr(code, "co_filename", "")
@@ -1026,7 +1062,8 @@ PRODUCTS = frozenset({
     "matmul", "__matmul__", "__rmatmul__", "bmm", "mm", "baddbmm", "einsum", "tensordot",
     "scaled_dot_product_attention",
 })  # fmt: skip
-"""Torch functions that multiply matrices (the products of attention)."""
+"""Torch functions that multiply matrices (the products of attention: an SDPA call counts as
+its two)."""
 SOFTMAXES = frozenset({"softmax", "_softmax", "log_softmax", "exp"})
 """Torch functions that normalize attention's scores: counted where they give a square matrix
 (tokens by tokens, more than one), as attention's weights are; an SDPA call counts too."""
@@ -1041,7 +1078,7 @@ def __torch_function__(self, func, types, args=(), kwargs=None):
     counted = self.counted
     counted["all"] += 1
     if name in PRODUCTS:
-        counted["products"] += 1
+        counted["products"] += 2 if name == "scaled_dot_product_attention" else 1
     if name == "scaled_dot_product_attention" or name in SOFTMAXES and square(result):
         counted["softmaxes"] += 1
     return result

@@ -3,6 +3,8 @@ its own: each fails its check, and a correct control in the same batch keeps ful
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from grader.courses.catalog import Catalog
@@ -14,16 +16,26 @@ from grader.sandbox.backends.warm import WarmBackend
 from tests import whole
 from tests.conftest import ROOT
 from tests.policy_attacks import HOSTILE, POLICY_ATTACKS
-from tests.runtime_attacks import RED_TEAM, RUNTIME_ATTACKS, assert_caught, assert_held
+from tests.runtime_attacks import (
+    RED_TEAM,
+    RUNTIME_ATTACKS,
+    assert_caught,
+    assert_full,
+    assert_held,
+    honest_submissions,
+)
 
 pytestmark = pytest.mark.docker
 
 
 @pytest.mark.parametrize("isolation", ["warm", "container"])
-def test_policy_and_runtime_attacks_in_docker(sandbox_image: str, isolation: str) -> None:
+def test_policy_and_runtime_attacks_in_docker(
+    sandbox_image: str, isolation: str, tmp_path: Path
+) -> None:
     catalog = Catalog()
     names = sorted(POLICY_ATTACKS) + sorted(RUNTIME_ATTACKS) + sorted(RED_TEAM)
-    batch = [HOSTILE / n for n in names] + [ROOT / "submissions" / "complete"]
+    honest = honest_submissions(tmp_path)
+    batch = [HOSTILE / n for n in names] + honest + [ROOT / "submissions" / "complete"]
     backend: Backend = (
         WarmBackend(sandbox_image) if isolation == "warm" else DockerBackend(sandbox_image)
     )
@@ -40,3 +52,5 @@ def test_policy_and_runtime_attacks_in_docker(sandbox_image: str, isolation: str
         assert_caught(name, reports[name])
     for name in sorted(RED_TEAM):
         assert_held(name, reports[name])
+    for path in honest:
+        assert_full(reports[path.name])

@@ -16,7 +16,6 @@ LOOPS = (ast.For, ast.While, ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.Di
 # Calls that compute attention: a loop holding none of them (nor `@`) computes no heads.
 COMPUTE = {"matmul", "bmm", "mm", "einsum", "softmax", "linear", "baddbmm", "tensordot"}
 ENDS_BLOCK = (ast.Return, ast.Raise, ast.Continue, ast.Break)
-MAX_DEPTH = 8
 
 
 @dataclass(frozen=True)
@@ -52,32 +51,33 @@ def imported_from(sources: Sources, file: SourceFile, expr: ast.expr) -> tuple[S
     return (own, name) if own is not None else (file, path)
 
 
-def find_function(
-    sources: Sources, file: SourceFile, dotted: str, depth: int = 0
-) -> Function | None:
+def find_function(sources: Sources, file: SourceFile, dotted: str) -> Function | None:
     """`function` or `Class.method` as the candidate's code defines it: in the file, through
-    an import of another of their files, or inherited from a base class in any of them."""
-    if file.tree is None or depth > MAX_DEPTH:
-        return None
-    head, _, method = dotted.partition(".")
-    node = top_level(file.tree.body, head)
-    if node is None:
-        other, name = imported_from(sources, file, ast.Name(head))
-        if other is file:
-            return None
-        return find_function(sources, other, f"{name}.{method}".rstrip("."), depth + 1)
-    if not method:
-        return Function(file, node, None) if isinstance(node, ast.FunctionDef) else None
-    if not isinstance(node, ast.ClassDef):
-        return None
-    found = top_level(node.body, method)
-    if isinstance(found, ast.FunctionDef):
-        return Function(file, found, node.name)
-    for base in node.bases:
-        other, name = imported_from(sources, file, base)
-        inherited = find_function(sources, other, f"{name}.{method}", depth + 1)
-        if inherited is not None:
-            return inherited
+    an import of another of their files, or inherited from a base class in any of them (bases
+    searched depth first, left to right, each class once: a lattice of bases costs its size)."""
+    stack = [(file, dotted)]
+    seen: set[tuple[str, str]] = set()
+    while stack:
+        current, name = stack.pop()
+        if current.tree is None or (current.path, name) in seen:
+            continue
+        seen.add((current.path, name))
+        head, _, method = name.partition(".")
+        node = top_level(current.tree.body, head)
+        if node is None:
+            other, imported = imported_from(sources, current, ast.Name(head))
+            if other is not current:
+                stack.append((other, f"{imported}.{method}".rstrip(".")))
+            continue
+        if not method or not isinstance(node, ast.ClassDef):
+            if not method and isinstance(node, ast.FunctionDef):
+                return Function(current, node, None)
+            continue
+        found = top_level(node.body, method)
+        if isinstance(found, ast.FunctionDef):
+            return Function(current, found, node.name)
+        bases = [imported_from(sources, current, base) for base in node.bases]
+        stack.extend((other, f"{base}.{method}") for other, base in reversed(bases))
     return None
 
 

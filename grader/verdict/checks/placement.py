@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import torch
 
+from grader.sandbox.owntext import own_value
+
 TOLERANCE = 1e-6
 
 
@@ -92,14 +94,14 @@ def placement_fault(
         if resid:
             return (
                 f"at T = 1, no head's context vector is ever dropped and kept outputs are scaled "
-                f"by {scale:.3g} ({expected}): only the output is dropped; attn_dropout must act "
-                "on the attention weights"
+                f"by {own_value(scale)} ({expected}): only the output is dropped; attn_dropout "
+                "must act on the attention weights"
             )
         return (
             f"at T = 1, no head's context vector is ever dropped (kept outputs scaled by "
-            f"{scale:.3g}, {expected}): dropout does not act on the attention weights after the "
-            "softmax"
+            f"{own_value(scale)}, {expected}): dropout does not act on the attention weights "
+            "after the softmax"
         )
     if resid:
         expected += ": attn_dropout on the weights, then resid_dropout on the output"
-    return f"at T = 1, kept outputs are scaled by {scale:.3g}, {expected}"
+    return f"at T = 1, kept outputs are scaled by {own_value(scale)}, {expected}"

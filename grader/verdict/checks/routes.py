@@ -8,6 +8,7 @@ merely name an API (an error message) are neither.
 from __future__ import annotations
 
 import ast
+import codecs
 import importlib
 import inspect
 import io
@@ -38,6 +39,7 @@ INTROSPECTION = {
     "tb_frame",
     "_getframe",
 }
+FRAME_CODE = {"f_code", "gi_code", "cr_code", "f_trace"}
 # Names that reach the import machinery or hook torch's functions, however they are written:
 # an attribute, a name, a definition, a keyword, a string.
 HOOKS = {
@@ -66,7 +68,6 @@ TAMPERING = {
     "gc": "the garbage collector's object graph",
     "builtins": "the builtins module",
     "sys.modules": "the module table sys.modules",
-    "sys.path": "the import path sys.path",
     "sys.meta_path": IMPORT_MACHINERY,
     "sys.path_hooks": IMPORT_MACHINERY,
     "sys.path_importer_cache": IMPORT_MACHINERY,
@@ -113,6 +114,7 @@ TAMPERING = {
     "torch.fx": "torch.fx, which generates code and imports by name",
     "copyreg": "copyreg, the pickle's registry",
     "shelve": "a pickle, which can call anything",
+    "sympy": "sympy, which evaluates expressions given as text",
 }
 OS_PROGRAMS = re.compile(r"(?:^|\.)os\.(?:system|popen|exec\w*|spawn\w*|posix_spawnp?)(?:\.|$)")
 CODE_FROM_STRINGS = {"eval", "exec", "compile", "__builtins__"}
@@ -150,7 +152,7 @@ def cookie_route(data: bytes) -> Route | None:
     except SyntaxError:  # the file does not parse either: unreadable
         return None
     match = COOKIE.match(lines[-1]) if lines else None
-    if encoding in {"utf-8", "utf-8-sig"} or match is None:
+    if match is None or codecs.lookup(encoding).name in {"utf-8", "utf-8-sig", "ascii"}:
         return None
     declared = match.group(1).decode("ascii", "replace")
     return Route(len(lines), f"a '# coding: {declared}' declaration", True)
@@ -225,7 +227,10 @@ class RouteFinder:
         return any(name in text for name in self.forbidden)
 
     def run(self) -> list[Route]:
+        unreached = main_block_nodes(self.file)
         for node in self.file.nodes:
+            if id(node) in unreached:
+                continue
             if isinstance(node, ast.Import | ast.ImportFrom):
                 self.visit_import(node)
             elif isinstance(node, ast.Attribute):
@@ -351,7 +356,9 @@ class RouteFinder:
             else:  # an attribute of an object of the candidate's: only `_C` gives it away
                 path = "torch._C" if "_C" in text.split(".") else ""
             what = tampering_of(path) if path else None
-            if what is not None:
+            if text in INTROSPECTION or text in FRAME_CODE:
+                self.add(node, f"{name}(..., {text!r}) (frame or closure introspection)", True)
+            elif what is not None:
                 self.add(node, f"{name}(..., {text!r}) reaches {what}", True)
             elif self.names_forbidden(text) and (target is not None or text not in self.own):
                 self.add(node, f"{name}(..., {text!r})")
@@ -367,6 +374,43 @@ class RouteFinder:
                 self.add(node, f"[{key.value!r}] reaches {TAMPERING['torch._C']}", True)
             elif self.names_forbidden(key.value):
                 self.add(node, f"[{key.value!r}]")
+
+
+def main_block_nodes(file: SourceFile) -> set[int]:
+    """The nodes of the file's top-level `if __name__ == "__main__":` blocks: they run when the
+    file is run, never when it is imported (as the grader imports it). An `else` runs; so does
+    every block of a file that could rename itself (`__name__` written or named in a string)."""
+    assert file.tree is not None
+    found: set[int] = set()
+    if any(renames_itself(n) for n in file.nodes):
+        return found
+    for statement in file.tree.body:
+        if isinstance(statement, ast.If) and runs_as_main(statement.test):
+            found.update(id(n) for part in statement.body for n in ast.walk(part))
+    return found
+
+
+def renames_itself(node: ast.AST) -> bool:
+    """`__name__` written (`__name__ = ...`, `m.__name__ = ...`) or named in a string."""
+    if isinstance(node, ast.Name | ast.Attribute) and not isinstance(node.ctx, ast.Load):
+        return (node.id if isinstance(node, ast.Name) else node.attr) == "__name__"
+    return (
+        isinstance(node, ast.Constant) and isinstance(node.value, str) and "__name__" in node.value
+    )
+
+
+def runs_as_main(test: ast.expr) -> bool:
+    """`__name__ == "__main__"`, either way round."""
+    if (
+        not isinstance(test, ast.Compare)
+        or len(test.ops) != 1
+        or not isinstance(test.ops[0], ast.Eq)
+    ):
+        return False
+    sides = [test.left, test.comparators[0]]
+    names = [s.id for s in sides if isinstance(s, ast.Name)]
+    texts = [s.value for s in sides if isinstance(s, ast.Constant)]
+    return names == ["__name__"] and texts == ["__main__"]
 
 
 def name_arguments(name: str, node: ast.Call) -> list[ast.expr]:

@@ -10,7 +10,7 @@ from pydantic import Field, model_validator
 
 from grader.courses.spec import Config
 from grader.reports.models import CheckStatus
-from grader.sandbox.owntext import own
+from grader.sandbox.owntext import own, own_value
 from grader.sandbox.results import TraceEntry
 from grader.sandbox.worker import SetupOp, family_of
 from grader.strict import Strict
@@ -173,7 +173,7 @@ class PathsAgree(Check[AgreeParams]):
                     CheckStatus.failed,
                     f"{config_text(self.problem.config(config_id))}: "
                     f"the outputs as constructed and with {switched} differ "
-                    f"by {float(diff.max()):.3g} at {locate(diff, None)} (allowed "
+                    f"by {own_value(float(diff.max()))} at {locate(diff, None)} (allowed "
                     f"{self.params.atol:g})",
                 )
         return passed(f"outputs agree within {self.params.atol:g} with {switched}")

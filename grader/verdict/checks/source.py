@@ -7,6 +7,7 @@ Each reads the problem's scope: its entry file and the candidate's modules it im
 from __future__ import annotations
 
 from grader.reports.models import CheckStatus
+from grader.sandbox.worker import family_of
 from grader.verdict.checks import guard
 from grader.verdict.checks.base import Check, Context, NoParams, Verdict, register
 from grader.verdict.checks.routes import Route, find_routes
@@ -35,8 +36,10 @@ def unreadable_at(path: str, unreadable: Unreadable) -> str:
 
 @register("forbidden_api")
 class ForbiddenApi(Check[ForbiddenParams]):
-    """No forbidden API, proven used in the problem's files or seen running; no construct whose
-    only use is to hide such a route (tampering); and no file the grader cannot read."""
+    """No forbidden API, proven used in the problem's entry file (outside its `__main__` block),
+    in a helper where the sandbox's guard does not refuse it, or refused at run time (then its
+    helpers' uses are named too); no construct, in any file the problem may run, whose only use
+    is to hide such a route (tampering); and no file there the grader cannot read."""
 
     def names(self) -> set[str]:
         return set(self.params.names if self.params.names is not None else self.problem.forbidden)
@@ -61,8 +64,17 @@ class ForbiddenApi(Check[ForbiddenParams]):
                 CheckStatus.failed,
                 f"tampering: {shown(tampering)}: this construct can only hide a forbidden route",
             )
-        uses = [f"{r.what} at {f.path}:{r.line}" for f, r in routes]
-        uses += guard.refused(ctx.sub)
+        refused = guard.refused(ctx.sub)
+        # A helper the problem imports may hold another problem's route (the flash path of a
+        # shared module): what the problem ran of it the guard refused. The entry file's uses
+        # count, and a helper's of a name the guard does not refuse (an instructor's own).
+        unguarded = [name for name in self.names() if family_of(name) is None]
+        uses = [
+            f"{r.what} at {f.path}:{r.line}"
+            for f, r in routes
+            if f.path == ctx.spec.entry or refused or any(n in r.what for n in unguarded)
+        ]
+        uses += refused
         if uses:
             return Verdict(CheckStatus.failed, f"forbidden: {shown(uses)}")
         return passed("no forbidden API")

@@ -6,7 +6,7 @@ import torch
 from pydantic import Field
 
 from grader.reports.models import CheckStatus
-from grader.sandbox.owntext import own
+from grader.sandbox.owntext import own, own_value
 from grader.verdict.checks.base import (
     Check,
     ConfigParams,
@@ -211,7 +211,7 @@ class Gradients(Check[GradientParams]):
                     return Verdict(
                         CheckStatus.failed,
                         f"{config_text(self.problem.config(config_id))}: gradient of {label} "
-                        f"differs from the reference by {float(diff.max()):.3g} at "
+                        f"differs from the reference by {own_value(float(diff.max()))} at "
                         f"{locate(diff, None)}",
                     )
         return passed("input and parameter gradients match")

@@ -8,7 +8,7 @@ import torch
 
 from grader.courses.spec import Config, ModuleArg
 from grader.reports.models import AttentionPattern, CheckStatus, Diagnosis
-from grader.sandbox.owntext import coarse_error, own
+from grader.sandbox.owntext import coarse_error, own, own_value
 from grader.sandbox.worker import Argument, Probe
 from grader.verdict import diagnose, patterns
 from grader.verdict.checks.base import (
@@ -320,7 +320,8 @@ class Causality(Check[CausalityParams]):
                     CheckStatus.failed,
                     f"{config_text(self.problem.config(config_id))}: "
                     f"changing tokens after position {cut} changed the output "
-                    f"at or before it by {change:.3g} ({where}): tokens attend to the future",
+                    f"at or before it by {own_value(change)} ({where}): tokens attend to the "
+                    "future",
                     pattern=self.pattern(ctx),
                 )
         return passed("no token sees the future")

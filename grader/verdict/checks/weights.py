@@ -6,6 +6,7 @@ import torch
 
 from grader.courses.spec import CheckSpec, Config, ProblemSpec
 from grader.reports.models import AttentionPattern, CheckStatus
+from grader.sandbox.owntext import own_row_sum, own_value
 from grader.verdict.checks.base import (
     Check,
     ConfigParams,
@@ -68,8 +69,9 @@ class WeightsSumToOne(WeightsCheck):
             if bool((w < -tol).any()) or bool((w > 1 + tol).any()):
                 return Verdict(
                     CheckStatus.failed,
-                    f"{config_text(config)}: weights outside [0, 1] (max {float(w.max()):.3g}, "
-                    f"min {float(w.min()):.3g}): return the softmax, not the raw scores",
+                    f"{config_text(config)}: weights outside [0, 1] (max "
+                    f"{own_value(float(w.max()))}, min {own_value(float(w.min()))}): return the "
+                    "softmax, not the raw scores",
                     pattern=self.pattern(ctx, config, w),
                 )
             rows = w.sum(dim=-1)
@@ -79,10 +81,11 @@ class WeightsSumToOne(WeightsCheck):
                 columns = w.sum(dim=-2)
                 if torch.allclose(columns, torch.ones_like(columns), atol=tol, rtol=0):
                     hint = ": the softmax runs over the queries (dim -2), not the keys (dim -1)"
+                total = float(rows.flatten()[(rows - 1).abs().argmax()])
                 return Verdict(
                     CheckStatus.failed,
-                    f"{config_text(config)}: a row of weights sums to "
-                    f"{float(rows.flatten()[(rows - 1).abs().argmax()]):.6g} ({where}){hint}",
+                    f"{config_text(config)}: a row of weights sums to {own_row_sum(total)} "
+                    f"({where}){hint}",
                     pattern=self.pattern(ctx, config, w),
                 )
         return passed("every row of weights sums to 1")
@@ -127,7 +130,7 @@ class MaskRespected(WeightsCheck):
             return Verdict(
                 CheckStatus.failed,
                 f"{config_text(config)} ({config.mask} mask {shape}): a blocked position gets "
-                f"weight {value:.3g} ({locate(leaks.double(), None)}): {hint}",
+                f"weight {own_value(value)} ({locate(leaks.double(), None)}): {hint}",
                 pattern=self.pattern(ctx, config, w),
             )
         return passed("blocked positions get zero weight")
@@ -184,7 +187,7 @@ class MaskedKeysIgnored(Check[HiddenKeysParams]):
                         CheckStatus.failed,
                         f"{config_text(self.problem.config(config_id))}: "
                         f"changing only the tokens the mask hides changed "
-                        f"output {index} of the other tokens by {float(change.max()):.3g}: "
+                        f"output {index} of the other tokens by {own_value(float(change.max()))}: "
                         "masked keys must get zero weight",
                     )
         return passed("masked keys do not matter")

@@ -158,3 +158,64 @@ def borrowed_name(q):
 
     loader = importlib.machinery.SourceFileLoader("routes_again", __file__)
     return loader.source_to_code(b"import torch\n", __file__)
+
+
+def bdb_frames(q):
+    import bdb
+
+    try:
+        raise KeyError("probe")
+    except KeyError as exc:
+        return bdb.Bdb().get_stack(None, exc.__traceback__)
+
+
+def asyncio_frames(q):
+    import asyncio
+
+    async def walk():
+        return asyncio.current_task().get_stack()
+
+    loop = asyncio.new_event_loop()
+    try:
+        return loop.run_until_complete(walk())
+    finally:
+        loop.close()
+
+
+def onnx_attention(q):
+    import torch.onnx.ops
+
+    return torch.onnx.ops.attention(q, q, q)[0]
+
+
+def jit_scripted(q):
+    @torch.jit.script
+    def scaled(x: torch.Tensor) -> torch.Tensor:
+        return x * 2.0
+
+    return scaled(q)
+
+
+def sympy_imported(q):
+    import sympy
+
+    return sympy.Symbol("n")
+
+
+def import_callback_frames(q):
+    """The candidate's code called back by a library's module while it is imported."""
+    import builtins
+    import sys
+
+    real = builtins.__import__
+
+    def spy(name, *args, **kwargs):
+        sys._getframe(1)
+        return real(name, *args, **kwargs)
+
+    builtins.__import__ = spy
+    try:
+        import mailbox
+    finally:
+        builtins.__import__ = real
+    return mailbox

@@ -1,0 +1,4 @@
+"""My attention helpers, as a package."""
+from .core import attend
+
+__all__ = ["attend"]

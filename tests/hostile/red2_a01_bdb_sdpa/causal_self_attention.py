@@ -1,0 +1,31 @@
+import math
+
+import torch
+from torch import nn
+
+from reach import attend
+from split_heads import merge_heads, split_heads
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, n_embd, n_head, block_size, dropout=0.0):
+        super().__init__()
+        assert n_embd % n_head == 0
+        self.n_head = n_head
+        self.head_dim = n_embd // n_head
+        self.qkv = nn.Linear(n_embd, 3 * n_embd, bias=False)
+        self.proj = nn.Linear(n_embd, n_embd, bias=False)
+        self.attn_dropout = nn.Dropout(dropout)
+        self.resid_dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(block_size, block_size), diagonal=1).bool())
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = (split_heads(t, self.n_head) for t in self.qkv(x).chunk(3, dim=-1))
+        if self.training and self.attn_dropout.p > 0:
+            scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)
+            scores = scores.masked_fill(self.mask[:T, :T], float("-inf"))
+            out = self.attn_dropout(scores.softmax(dim=-1)) @ v
+        else:
+            out = attend(q, k, v, is_causal=True)
+        return self.resid_dropout(self.proj(merge_heads(out)))
