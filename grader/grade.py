@@ -29,11 +29,12 @@ from grader.sandbox.backends.base import (
 from grader.sandbox.executor import PROTOCOL_VERSION
 from grader.sandbox.protocol import encode_job, problem_part, result_names
 from grader.sandbox.results import ProblemExit, read_problem, read_worker_report
-from grader.sandbox.staging import Staged, stage_submission
+from grader.sandbox.staging import Staged, display, stage_submission
 from grader.sandbox.untrusted import InvalidOutput
 from grader.verdict.checks.scope import Sources
 from grader.verdict.judge import judge_problem
 from grader.verdict.prepare import Prepared, prepare
+from grader.verdict.suggest import missing_file
 
 
 def scratch_root() -> str | None:
@@ -257,7 +258,9 @@ class Grader:
         elif staged.unread is not None:
             message = f"no {entry} found: {staged.unread}"
         else:
-            message = f"no {entry} in the submission"
+            found = [display(path) for path in staged.sources] + staged.others
+            near = missing_file(entry, found)
+            message = f"no {entry} in the submission" + (f": {near}" if near else "")
         return unscored(problem, ProblemStatus.not_attempted, message)
 
     def failed(self, exc: Exception) -> tuple[list[ProblemReport], str]:

@@ -15,7 +15,7 @@ from grader.reports.models import (
 from grader.reports.plots import attention_pattern, problem_outcomes, totals_histogram
 from grader.reports.safe import html as escape
 from grader.reports.stats import CheckStats, ClassStats, FailureStats, class_stats, problem_ids
-from grader.reports.text import check_details, fraction, num, problem_note
+from grader.reports.text import absence_notes, check_details, fraction, num, problem_note
 
 STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5em auto; padding: 0 20px;
@@ -317,6 +317,7 @@ def submission_details(index: int, report: SubmissionReport) -> str:
     attempted = [p for p in report.problems if p.status is not ProblemStatus.not_attempted]
     skipped = [p.problem for p in report.problems if p not in attempted]
     missed = f'<p class="dim">Not attempted: {escape(", ".join(skipped))}.</p>' if skipped else ""
+    missed += absence_list(report.problems)
     return (
         f'<details class="submission" id="s{index}"><summary><strong>'
         f"{escape(report.submission)}</strong> {fraction(report.total, report.max_total)} "
@@ -392,5 +393,12 @@ def render_feedback_html(view: SubmissionReport) -> str:
         f"<h1>{escape(title)}</h1>",
         f"<p>Total {fraction(view.total, view.max_total)}.</p>",
         *(problem_details(p) for p in attempted),
+        absence_list(view.problems),
     ]
     return page(title, body)
+
+
+def absence_list(problems: list[ProblemReport]) -> str:
+    """What the grader found of the problems not attempted, as a list ("" if nothing)."""
+    notes = absence_notes(problems)
+    return f"<ul>{''.join(f'<li>{escape(n)}</li>' for n in notes)}</ul>" if notes else ""

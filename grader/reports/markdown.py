@@ -7,7 +7,7 @@ from grader.reports.redact import WITHHELD, withheld_points
 from grader.reports.safe import markdown
 from grader.reports.stats import BUCKETS, class_stats, problem_ids
 from grader.reports.tests import counts_checks
-from grader.reports.text import details_once, fraction, num, problem_note
+from grader.reports.text import absence_notes, details_once, fraction, num, problem_note
 
 
 def cell(text: str) -> str:
@@ -128,4 +128,5 @@ def candidate_feedback(view: SubmissionReport) -> str:
             + ", ".join(f"`{p.problem}`" for p in skipped)
             + "."
         )
+        lines += ["", *(f"- {markdown(note)}" for note in absence_notes(skipped))]
     return "\n".join(lines).rstrip() + "\n"

@@ -23,7 +23,7 @@ from rich.text import Text
 
 from grader.reports.models import CheckStatus, ProblemReport, ProblemStatus, SubmissionReport
 from grader.reports.safe import terminal as escape
-from grader.reports.text import details_once, fraction, num, problem_note
+from grader.reports.text import absence_notes, details_once, fraction, num, problem_note
 
 if TYPE_CHECKING:
     from grader.validate import Outcome
@@ -210,3 +210,5 @@ def print_feedback(
     )
     if skipped:
         console.print(f"[dim]Not attempted: {', '.join(skipped)}[/dim]")
+        for note in absence_notes(view.problems):
+            console.print(f"  {escape(note)}", highlight=False, soft_wrap=True)

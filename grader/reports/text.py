@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from grader.reports.models import CheckReport, CheckStatus, ProblemReport, ProblemStatus
 
 
@@ -37,6 +39,21 @@ def problem_note(problem: ProblemReport) -> str:
         return problem.message
     text = problem.status.text
     return f"{text}: {problem.message}" if problem.message else text
+
+
+PLAIN_ABSENCE = re.compile(r"no \S+ in the submission")
+
+
+def absence_notes(problems: list[ProblemReport]) -> list[str]:
+    """What the grader found of each problem not attempted, where it says more than that the
+    file is not there: a near miss to rename, a limit that left it out."""
+    return [
+        f"{p.problem}: {p.message}"
+        for p in problems
+        if p.status is ProblemStatus.not_attempted
+        and p.message
+        and not PLAIN_ABSENCE.fullmatch(p.message)
+    ]
 
 
 def details_once(problem: ProblemReport, checks: list[CheckReport]) -> list[list[str]]:

@@ -24,6 +24,7 @@ MAX_NAME_BYTES = 100  # a file's or folder's name, UTF-8
 MAX_PATH_BYTES = 200  # a file's path in the submission, UTF-8
 MAX_ENTRIES = 10_000  # files and folders looked at in all
 MAX_NOTES = 10  # what was left out, listed one by one; the rest are counted
+MAX_OTHERS = 50  # names of files that are not Python, kept for did-you-mean feedback
 SKIPPED_DIRS = {"__pycache__", ".git", ".github", ".venv", "node_modules"}
 READABLE_FILE, READABLE_DIR = 0o644, 0o755
 """Modes of what the worker reads, set explicitly: it may run as another account."""
@@ -37,6 +38,7 @@ class Staged:
     sources: dict[str, bytes] = field(default_factory=dict)  # relative name -> raw bytes
     left_out: dict[str, str] = field(default_factory=dict)  # Python file -> the limit
     unread: str | None = None  # why part of the submission was never looked at
+    others: list[str] = field(default_factory=list)  # files that are not Python, by path
 
 
 @dataclass
@@ -48,6 +50,7 @@ class Selection:
     left_out: dict[str, str] = field(default_factory=dict)
     folders: list[str] = field(default_factory=list)  # folders left out, as notes
     unread: str | None = None
+    others: list[str] = field(default_factory=list)
     total: int = 0
     entries: int = 0
 
@@ -159,6 +162,9 @@ def select(source: Path) -> Selection:
             try:
                 if entry.name.endswith(".py") and not entry.is_dir(follow_symlinks=False):
                     take_file(entry, relative, chosen)
+                elif not entry.is_dir(follow_symlinks=False):
+                    if len(chosen.others) < MAX_OTHERS:
+                        chosen.others.append(display(relative))
                 elif (why := folder_limit(entry, relative, depth + 1)) is None:
                     folders.append((Path(entry.path), relative + "/", depth + 1))
                 elif why:
@@ -202,5 +208,11 @@ def stage_submission(source: Path, dest: Path) -> Staged:
         (target / name).write_bytes(data)
         (target / name).chmod(READABLE_FILE)
     return Staged(
-        dest, digest(chosen.files), chosen.notes(), chosen.files, chosen.left_out, chosen.unread
+        dest,
+        digest(chosen.files),
+        chosen.notes(),
+        chosen.files,
+        chosen.left_out,
+        chosen.unread,
+        chosen.others,
     )

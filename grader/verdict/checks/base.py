@@ -43,6 +43,7 @@ from grader.verdict.checks.scope import Sources
 from grader.verdict.diagnose import locate
 from grader.verdict.missing import Missing, malformed, missing_text, why_missing
 from grader.verdict.plan import Plan
+from grader.verdict.suggest import missing_symbol
 
 NAME_LITERAL = re.compile(r"""[rRuU]?(['"])([\w.]+)\1""")
 """A one-line string literal of a (dotted) name, without escapes: `"mask"`, `'heads.0'`."""
@@ -170,6 +171,11 @@ class Context:
             raise self.missing()
         if result.data.error is not None:
             error = result.data.error
+            symbol = self.plan.probes[probe_id]["symbol"]
+            if error.stage == "init" and error.type == "KeyError" and not error.frames:
+                absent = missing_symbol(self.sources, self.spec.entry, symbol)
+                if absent is not None:  # the worker found no such name in the module
+                    raise Failure(absent, CheckStatus.error)
             stage = {
                 "init": "the constructor raised",
                 "inspect": "the module could not be inspected",

@@ -1,0 +1,126 @@
+"""Near misses: a file, a class or a function named almost as the contract says, and what to
+rename or move so that the grader finds it."""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import re
+from collections.abc import Iterable, Iterator
+
+from grader.verdict.checks.scope import SourceFile, Sources
+
+COPY_MARK = re.compile(r"(\s*\(\d+\)|[\s_-]+copy(\s*\d+)?)$", re.IGNORECASE)  # `x (1)`, `x copy`
+EXTENSIONS = (".py", ".txt", ".ipynb", ".pdf", ".md")
+NOTEBOOK = ".ipynb"
+SHOWN = 5  # names listed in one message
+MAX_NAME = 60  # characters of a candidate's name shown
+
+
+def key(name: str) -> str:
+    """A name as a near miss is compared: no folder, extensions or copy marks, lower case,
+    letters and digits only (`SplitHeads (1).py.txt` and `split_heads.py` are alike)."""
+    stem = name.rsplit("/", 1)[-1]
+    while stem.lower().endswith(EXTENSIONS):
+        stem = stem[: stem.rfind(".")]
+    stem = COPY_MARK.sub("", stem)
+    return "".join(c for c in stem.lower() if c.isalnum())
+
+
+def initials(name: str) -> str:
+    """`GroupedQueryAttention` -> `gqa`, `multi_head_attention` -> `mha`."""
+    words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", name)
+    return "".join(word[0] for word in words).lower()
+
+
+def alike(wanted: str, name: str) -> bool:
+    """Whether `name` is a near miss of `wanted`: the same key, one within a few edits, or its
+    initials."""
+    want, got = key(wanted), key(name)
+    if not got:
+        return False
+    if got == want or got == initials(wanted):
+        return True
+    return difflib.SequenceMatcher(None, want, got).ratio() >= 0.85
+
+
+def cut(name: str) -> str:
+    return name if len(name) <= MAX_NAME else name[: MAX_NAME - 3] + "..."
+
+
+def listed(names: list[str]) -> str:
+    more = f" and {len(names) - SHOWN} more" if len(names) > SHOWN else ""
+    return ", ".join(cut(n) for n in names[:SHOWN]) + more
+
+
+def missing_file(entry: str, found: Iterable[str]) -> str | None:
+    """What to do when `entry` is not in the submission but `found` (its files, by relative
+    path) holds a near miss: rename it, move it to the top folder, or save a notebook as
+    Python."""
+    for path in found:
+        name = path.rsplit("/", 1)[-1]
+        if not alike(entry, name):
+            continue
+        if name.lower().endswith(NOTEBOOK):
+            return (
+                f"found the notebook {cut(path)}: save it as Python (File > Save and Export "
+                f"Notebook As > Executable Script) and hand in {entry}"
+            )
+        if name == entry:
+            return f"found {cut(path)}: move it to the submission's top folder"
+        return f"found {cut(path)}: rename it to {entry}"
+    return None
+
+
+def top_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The module's statements, and those of its top-level `if`, `try`, `with` and loops."""
+    stack = list(reversed(body))
+    while stack:
+        statement = stack.pop()
+        yield statement
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        inner = [getattr(statement, f, []) for f in ("body", "orelse", "finalbody")]
+        inner += [handler.body for handler in getattr(statement, "handlers", [])]
+        stack.extend(reversed([s for block in inner for s in block]))
+
+
+def bound(tree: ast.Module) -> tuple[set[str], list[str]] | None:
+    """The names the module binds at its top level, and those of its classes and functions in
+    order; None if a star import may bind any name."""
+    names: set[str] = set()
+    defined: list[str] = []
+    for node in top_level(tree.body):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+            defined.append(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            if any(alias.name == "*" for alias in node.names):
+                return None
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+    return names, defined
+
+
+def missing_symbol(sources: Sources, entry: str, symbol: str) -> str | None:
+    """Why `symbol` could not be found in `entry`, when its source never binds it: the near
+    miss to rename, the file of the submission that defines it, or what it defines instead."""
+    file: SourceFile | None = sources.files.get(entry)
+    tree = file.tree if file is not None else None
+    seen = bound(tree) if tree is not None else None
+    if seen is None or symbol in seen[0]:
+        return None
+    defined = seen[1]
+    problem = f"{entry} defines no {symbol}"
+    near = [name for name in defined if alike(symbol, name)]
+    if near:
+        return f"{problem}: rename {cut(near[0])} to {symbol} (the contract's name)"
+    for path, other in sources.files.items():
+        other_names = bound(other.tree) if other.tree is not None and path != entry else None
+        if other_names is not None and symbol in other_names[1]:
+            return f"{problem}: it is in {cut(path)}; import it there or move it to {entry}"
+    if defined:
+        return f"{problem} (it defines {listed(defined)}): name it as the contract says"
+    return f"{problem}: it defines no class or function"

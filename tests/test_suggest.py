@@ -1,0 +1,120 @@
+"""Near misses: a file or a name almost as the contract says gets the rename that fixes it, in a
+whole submission as a candidate hands it in."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from grader.grade import Grader
+from grader.reports.html import render_feedback_html
+from grader.reports.markdown import candidate_feedback
+from grader.reports.models import ProblemStatus
+from grader.reports.redact import candidate_view
+from grader.reports.terminal import print_feedback
+from grader.verdict.checks.scope import Sources
+from grader.verdict.suggest import alike, missing_file, missing_symbol
+from tests.conftest import ROOT
+
+
+@pytest.mark.parametrize(
+    ("wanted", "name", "near"),
+    [
+        ("split_heads.py", "SplitHeads.py", True),
+        ("split_heads.py", "split_heads (1).py", True),
+        ("split_heads.py", "split-heads copy.py", True),
+        ("split_heads.py", "split_heads.py.txt", True),
+        ("split_heads.py", "split_head.py", True),
+        ("GroupedQueryAttention", "GQA", True),
+        ("MultiHeadAttention", "MultiHeadAtention", True),
+        ("split_heads.py", "merge_heads.py", False),
+        ("self_attention.py", "causal_self_attention.py", False),
+        ("mha_by_loop", "attend", False),
+    ],
+)
+def test_near_misses(wanted: str, name: str, near: bool) -> None:
+    assert alike(wanted, name) is near
+
+
+def test_a_file_gets_its_rename_move_or_export() -> None:
+    found = ["notes.md", "SplitHeads.py", "nb/self_attention.ipynb", "src/flash_attention.py"]
+    assert missing_file("split_heads.py", found) == (
+        "found SplitHeads.py: rename it to split_heads.py"
+    )
+    assert "found src/flash_attention.py: move it" in str(missing_file("flash_attention.py", found))
+    assert "notebook nb/self_attention.ipynb: save it as Python" in str(
+        missing_file("self_attention.py", found)
+    )
+    assert missing_file("mha_wrapper.py", found) is None
+
+
+@pytest.mark.parametrize(
+    ("files", "hint"),
+    [
+        ({"m.py": "class GQA:\n    pass\n"}, "m.py defines no GroupedQueryAttention: rename GQA"),
+        (
+            {"m.py": "import helpers\n", "helpers.py": "class GroupedQueryAttention:\n    pass\n"},
+            "it is in helpers.py; import it there or move it to m.py",
+        ),
+        ({"m.py": "def attend():\n    pass\n"}, "(it defines attend): name it as the contract"),
+        ({"m.py": "x = 1\n"}, "m.py defines no GroupedQueryAttention: it defines no class"),
+        # bound some other way: the grader says nothing it cannot know
+        ({"m.py": "from helpers import *\n"}, None),
+        ({"m.py": "GroupedQueryAttention = make()\n"}, None),
+        ({"m.py": "if True:\n    from h import GroupedQueryAttention\n"}, None),
+    ],
+)
+def test_a_name_gets_its_rename(files: dict[str, str], hint: str | None) -> None:
+    sources = Sources({path: text.encode() for path, text in files.items()})
+    found = missing_symbol(sources, "m.py", "GroupedQueryAttention")
+    assert (found is None) if hint is None else (hint in str(found)), found
+
+
+def test_a_submission_of_near_misses_is_told_what_to_rename(
+    make_grader: Callable[..., Grader], tmp_path: Path
+) -> None:
+    """The complete submission as a hurried candidate hands it in: one file renamed by the
+    browser, one with its extension doubled, one in a folder, one a notebook, a function named
+    short; the rest of the files are right and score full marks."""
+    root = tmp_path / "near_misses"
+    shutil.copytree(ROOT / "submissions" / "complete", root)
+    (root / "causal_attention.py").rename(root / "causal_attention (1).py")
+    (root / "mha_wrapper.py").rename(root / "mha_wrapper.py.txt")
+    (root / "src").mkdir()
+    (root / "flash_attention.py").rename(root / "src" / "flash_attention.py")
+    code = (root / "self_attention.py").read_text()
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "source": code}
+    notebook = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (root / "self_attention.ipynb").write_text(json.dumps(notebook))
+    (root / "self_attention.py").unlink()
+    loop = root / "mha_by_loop.py"
+    loop.write_text(loop.read_text().replace("def mha_by_loop(", "def mha_loop("))
+
+    report = make_grader().grade_many([root], jobs=1)[0]
+    expected = {
+        "causal_attention": "found causal_attention (1).py: rename it to causal_attention.py",
+        "mha_wrapper": "found mha_wrapper.py.txt: rename it to mha_wrapper.py",
+        "flash_attention": "found src/flash_attention.py: move it to the submission's top folder",
+        "self_attention": "found the notebook self_attention.ipynb: save it as Python",
+    }
+    for problem, hint in expected.items():
+        result = report.problem(problem)
+        assert result.status is ProblemStatus.not_attempted and hint in result.message
+    loop_checks = report.problem("mha_by_loop").checks
+    renamed = "mha_by_loop.py defines no mha_by_loop: rename mha_loop to mha_by_loop"
+    assert any(renamed in c.message for c in loop_checks), [c.message for c in loop_checks]
+    view = candidate_view(report)
+    feedback = candidate_feedback(view)
+    assert "rename mha\\_loop to mha\\_by\\_loop" in feedback
+    assert "- mha\\_wrapper: no mha\\_wrapper.py in the submission: found" in feedback
+    assert "rename it to causal_attention.py</li>" in render_feedback_html(view)
+    console = Console(record=True, width=300)
+    print_feedback(view, {}, console)
+    assert "move it to the submission's top folder" in console.export_text()
+    rest = [p for p in report.problems if p.problem not in {*expected, "mha_by_loop"}]
+    assert all(p.score == p.max_score for p in rest), [(p.problem, p.message) for p in rest]
