@@ -18,7 +18,7 @@ from grader.reports.models import ProblemStatus
 from grader.reports.redact import candidate_view
 from grader.reports.terminal import print_feedback
 from grader.verdict.checks.scope import Sources
-from grader.verdict.suggest import alike, missing_file, missing_symbol
+from grader.verdict.suggest import alike, missing_file, missing_import, missing_symbol
 from tests.conftest import ROOT
 
 
@@ -92,6 +92,7 @@ def test_a_submission_of_near_misses_is_told_what_to_rename(
     notebook = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     (root / "self_attention.ipynb").write_text(json.dumps(notebook))
     (root / "self_attention.py").unlink()
+    (root / "split_heads.py").rename(root / "SplitHeads.py")  # four problems import it
     loop = root / "mha_by_loop.py"
     loop.write_text(loop.read_text().replace("def mha_by_loop(", "def mha_loop("))
 
@@ -101,6 +102,7 @@ def test_a_submission_of_near_misses_is_told_what_to_rename(
         "mha_wrapper": "found mha_wrapper.py.txt: rename it to mha_wrapper.py",
         "flash_attention": "found src/flash_attention.py: move it to the submission's top folder",
         "self_attention": "found the notebook self_attention.ipynb: save it as Python",
+        "split_heads": "found SplitHeads.py: rename it to split_heads.py",
     }
     for problem, hint in expected.items():
         result = report.problem(problem)
@@ -108,7 +110,13 @@ def test_a_submission_of_near_misses_is_told_what_to_rename(
     loop_checks = report.problem("mha_by_loop").checks
     renamed = "mha_by_loop.py defines no mha_by_loop: rename mha_loop to mha_by_loop"
     assert any(renamed in c.message for c in loop_checks), [c.message for c in loop_checks]
+    imported = report.problem("multi_head_attention")
+    assert imported.status is ProblemStatus.import_error
+    assert imported.message.endswith(
+        ": split_heads is not in the submission: found SplitHeads.py: rename it to split_heads.py"
+    )
     view = candidate_view(report)
+    assert "found SplitHeads.py" in view.problem("multi_head_attention").message
     feedback = candidate_feedback(view)
     assert "rename mha\\_loop to mha\\_by\\_loop" in feedback
     assert "- mha\\_wrapper: no mha\\_wrapper.py in the submission: found" in feedback
@@ -116,5 +124,20 @@ def test_a_submission_of_near_misses_is_told_what_to_rename(
     console = Console(record=True, width=300)
     print_feedback(view, {}, console)
     assert "move it to the submission's top folder" in console.export_text()
-    rest = [p for p in report.problems if p.problem not in {*expected, "mha_by_loop"}]
-    assert all(p.score == p.max_score for p in rest), [(p.problem, p.message) for p in rest]
+    rest = [p for p in report.problems if p.status is ProblemStatus.graded]
+    assert {p.problem for p in rest} == {"mha_by_loop"}, [p.problem for p in rest]
+
+
+def test_an_import_of_a_renamed_file_gets_its_rename() -> None:
+    sources = Sources(
+        {
+            "m.py": b"import math\nfrom split_heads import split_heads\n",
+            "SplitHeads.py": b"def split_heads(x, n):\n    return x\n",
+            "maths.py": b"",
+        }
+    )
+    error = "No module named 'split_heads'"
+    assert missing_import(sources, "m.py", error) == (
+        ": split_heads is not in the submission: found SplitHeads.py: rename it to split_heads.py"
+    )
+    assert missing_import(sources, "m.py", "No module named 'einops'") == ""

@@ -124,3 +124,26 @@ def missing_symbol(sources: Sources, entry: str, symbol: str) -> str | None:
     if defined:
         return f"{problem} (it defines {listed(defined)}): name it as the contract says"
     return f"{problem}: it defines no class or function"
+
+
+def missing_import(sources: Sources, entry: str, error: str) -> str:
+    """`: split_heads is not in the submission: found SplitHeads.py: rename it to
+    split_heads.py`, for the module Python did not find (named in `error`, the candidate's
+    process's text: only a module the entry file imports is taken from it) when the candidate
+    has a near miss of it among their files; "" otherwise."""
+    file = sources.files.get(entry)
+    if file is None or file.tree is None:
+        return ""
+    for node in top_level(file.tree.body):
+        modules = []
+        if isinstance(node, ast.Import):
+            modules = [alias.name.split(".")[0] for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            modules = [node.module.split(".")[0]]
+        for module in modules:
+            if module in sources.by_module or f"'{module}'" not in error:
+                continue
+            near = missing_file(f"{module}.py", sources.files)
+            if near is not None:
+                return f": {module} is not in the submission: {near}"
+    return ""
