@@ -82,12 +82,19 @@ RED_TEAM = {
     "red2_a07_mro_lattice": ("multi_head_attention", "full"),
     "red2_a08_globals_disable_counter": ("multi_head_attention", "loop"),
     "red2_a09_onnx_attention": ("self_attention", "forbidden"),
+    # a third round: SDPA under torch.vmap, whose batching rule is a kernel on a key of its own
+    "red3_a01_vmap_sdpa": ("causal_self_attention", "forbidden"),
+    # and its loop over the heads in a callback of Tensor.apply_, which torch runs unseen
+    "red3_a02_apply_loop_p5": ("multi_head_attention", "loop"),
+    # a batched computation beside a loop of dummy products and softmaxes, one per head
+    "red3_a03_dummy_loop_p11": ("mha_by_loop", "loop"),
 }
 MARKERS = {"forbidden": "computed", "leak": "first values"}
 # Honest code the red team wrote to find false failures, full marks on every problem: SDPA per
 # head where allowed, sys.path, a flash helper shared by name, doctest, timeit, a coding
-# cookie, torch.jit.script, a `__main__` self-test against SDPA, a package of helpers. Each is
-# the complete submission with the files of `honest/<name>` over it.
+# cookie, torch.jit.script, a `__main__` self-test against SDPA (and a function only it calls),
+# a package of helpers, a single-head shortcut, traceback.print_exc, singledispatch on string
+# annotations. Each is the complete submission with the files of `honest/<name>` over it.
 HONEST = sorted(path.name for path in (HOSTILE / "honest").iterdir())
 
 

@@ -25,6 +25,11 @@ REFUSED_EVERYWHERE = [
     "functional_mha",
     "quantizable_mha",
     "onnx_attention",
+    "onnx_registry",
+    "vmap_sdpa",
+    "vmap_private_math",
+    "meta_sdpa",
+    "traced_sdpa",
 ]
 TAMPERING = {
     "frame_walk": "tb_frame",
@@ -40,8 +45,18 @@ TAMPERING = {
     "bdb_frames": "tb_frame",
     "asyncio_frames": "cr_frame",
     "import_callback_frames": "sys._getframe",
+    "locals_of_frames": "sys._getframe",
+    "called_annotation": "running code made from text",
 }
-HONEST = ["manual", "dataclass_config", "named_tuple_config", "jit_scripted", "sympy_imported"]
+HONEST = [
+    "manual",
+    "dataclass_config",
+    "named_tuple_config",
+    "jit_scripted",
+    "sympy_imported",
+    "printed_traceback",
+    "evaluated_annotation",
+]
 
 
 def guarded(
@@ -103,8 +118,9 @@ def test_a_kernel_registered_over_the_guards_is_tampering(
 
 
 def test_an_allowed_family_runs_traced_and_its_private_operators_stay_refused() -> None:
-    found = guarded(["multi_head_attention"], ["public_sdpa", "registry_sdpa", "private_math"])
-    for route in ("public_sdpa", "registry_sdpa"):
+    routes = ["public_sdpa", "registry_sdpa", "vmap_sdpa", "private_math"]
+    found = guarded(["multi_head_attention"], routes)
+    for route in ("public_sdpa", "registry_sdpa", "vmap_sdpa"):
         assert found[route]["outcome"] == "ran" and not found[route]["events"], found[route]
         (call,) = found[route]["trace"]
         assert call["fn"] == "scaled_dot_product_attention" and call["is_causal"] is True

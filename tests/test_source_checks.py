@@ -53,6 +53,11 @@ def texts(files: dict[str, str]) -> Sources:
         "    from torch.nn.functional import scaled_dot_product_attention",
         'if __name__ == "__main__":\n    pass\nelse:\n'
         "    from torch.nn.functional import scaled_dot_product_attention",
+        # a function the `__main__` block calls that the module uses too
+        "import torch.nn.functional as F\n"
+        "def attend(q):\n    return F.scaled_dot_product_attention(q, q, q)\n"
+        "class A:\n    forward = attend\n"
+        'if __name__ == "__main__":\n    attend(None)\n',
     ],
 )
 def test_uses_are_found(source: str) -> None:
@@ -355,6 +360,10 @@ def test_private_torch_names_are_tampering(source: str, private: str) -> None:
         "def attend(q, k, v):\n    return (q @ k.transpose(-2, -1)).softmax(-1) @ v\n"
         'if __name__ == "__main__":\n    q = torch.randn(1, 2, 4, 8)\n'
         "    assert torch.allclose(attend(q, q, q), F.scaled_dot_product_attention(q, q, q))\n",
+        # a self-test function that only the `__main__` block calls
+        "import torch.nn.functional as F\n"
+        "def _compare(q):\n    return F.scaled_dot_product_attention(q, q, q)\n"
+        'if __name__ == "__main__":\n    _compare(None)\n',
     ],
 )
 def test_honest_code_stays_clean(source: str) -> None:

@@ -141,3 +141,20 @@ def test_an_import_of_a_renamed_file_gets_its_rename() -> None:
         ": split_heads is not in the submission: found SplitHeads.py: rename it to split_heads.py"
     )
     assert missing_import(sources, "m.py", "No module named 'einops'") == ""
+
+
+def test_a_syntax_error_shows_its_place_to_the_candidate(
+    make_grader: Callable[..., Grader], tmp_path: Path
+) -> None:
+    """Read by the host from the file handed in, so every output may show it."""
+    root = tmp_path / "syntax"
+    shutil.copytree(ROOT / "submissions" / "complete", root)
+    entry = root / "self_attention.py"
+    entry.write_text(entry.read_text().replace("def forward(self, x):", "def forward(self x):"))
+    report = make_grader(["self_attention"]).grade_many([root], jobs=1)[0]
+    view = candidate_view(report)
+    where = "raised SyntaxError: invalid syntax at self_attention.py:"
+    assert where in view.problem("self_attention").message
+    assert ", column " in view.problem("self_attention").message
+    assert "`def forward(self x):`" in view.problem("self_attention").message
+    assert "self\\_attention.py:" in candidate_feedback(view)

@@ -124,11 +124,15 @@ class TraceEntry(Strict):
 
 
 class OpCount(Strict):
-    """The torch functions one call ran: all of them, the products and the softmaxes."""
+    """The torch functions one call ran: all of them, the products and the softmaxes (with the
+    size of the largest); and how often the candidate's code ran where the counter could not
+    see it."""
 
     all: int = Field(ge=0)
     products: int = Field(ge=0)
     softmaxes: int = Field(ge=0)
+    largest: int = Field(ge=0, description="Elements of the largest of those softmaxes.")
+    unseen: int = Field(ge=0)
 
 
 class CallResult(Strict):

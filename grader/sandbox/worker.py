@@ -43,6 +43,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
+import dis
 import errno
 import gc
 import hashlib
@@ -69,7 +70,7 @@ import time
 import traceback
 import types
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, Literal, NamedTuple, NoReturn, TypedDict, cast, final
 
@@ -79,7 +80,7 @@ from safetensors.torch import load as load_tensors
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
-PROTOCOL_VERSION = 7
+PROTOCOL_VERSION = 8
 RESULTS_FILE = "results.bin"
 RECORD_LENGTH = struct.Struct("<Q")
 MAX_INDEX_BYTES = 1 << 20
@@ -265,6 +266,8 @@ class OpCount(TypedDict):
     all: int
     products: int
     softmaxes: int
+    largest: int  # the elements of the largest of those softmaxes (heads at once, or one)
+    unseen: int  # calls of the candidate's code outside the counter's sight
 
 
 class CallResult(TypedDict):
@@ -405,8 +408,13 @@ ATTENTION_MODULES = (
     "torch.onnx.ops",
 )
 """Torch's modules that define attention in Python, imported before the guard is installed."""
-REACHABLE_KEYS = ("AutogradOther", "AutogradNestedTensor")
-"""Dispatch keys guarded besides every key whose name ends in CPU."""
+OTHER_DEVICES = re.compile(
+    r"(CUDA|HIP|XLA|MPS|IPU|XPU|HPU|VE|Lazy|MTIA|MAIA|PrivateUse\d|FPGA|Vulkan|Metal)$"
+)
+"""Dispatch keys of devices other than the CPU (`AutogradCUDA`, `SparseXPU`): no tensor of
+this process reaches them. Every other key with a kernel of its own is guarded (CPU and its
+variants, autograd, autocast, meta, the tracer, functorch's vmap keys): a key nobody listed
+is guarded, not passed."""
 COMPOSITE = "CompositeImplicitAutograd"
 """The alias key of kernels that decompose: one kernel of ours there replaces them all."""
 NO_BYTECODE = "/proc/no-bytecode-here"
@@ -426,9 +434,13 @@ FRAME_EVENTS = {"sys._getframe", "code.__new__", "function.__new__"}
 """Audit events (with a frame's attributes) refused when the candidate's code asked for them,
 directly or through a library: frames reach the grader's objects, new code and functions are
 code the host never read."""
+CALLS = ("CALL", "PRECALL", "IMPORT", "BUILD_CLASS", "LOAD_BUILD_CLASS", "MAKE_FUNCTION")
+"""Instructions that call, import or make functions: text evaluated by `typing` runs none."""
 FRAME_HANDLERS = ("inspect.py", "traceback.py")
 """Standard library files that hand frames on to their caller (`inspect.currentframe`,
 `traceback.walk_stack`): a frame one of them reads is for whoever called it."""
+SUMMARIZER = "_extract_from_extended_frame_gen"
+"""`traceback.StackSummary`'s reader of frames into text (their file, line and name)."""
 FRAME_READERS = (
     "typing.py", "collections/__init__.py", "enum.py", "dataclasses.py", "logging/__init__.py",
     "warnings.py", "abc.py", "functools.py",
@@ -521,7 +533,7 @@ def attention_operators() -> dict[str, list[str]]:
             key, _, kernel = line.partition(": ")
             if "fallthrough" in kernel or "[backend fallback]" in kernel:
                 continue
-            if not key.endswith("CPU") and key not in REACHABLE_KEYS:
+            if key == "Undefined" or OTHER_DEVICES.search(key):
                 continue
             key = COMPOSITE if kernel.endswith("[math kernel]") else key
             if key not in keys:
@@ -630,6 +642,14 @@ class Flags(threading.local):
     backward = False  # the worker backpropagates: an allowed family's backward runs
 
 
+def names_only(code: Any) -> bool:
+    """Whether code runs no call: names, attributes, subscripts and literals (an annotation
+    such as `Optional[torch.Tensor]`), nor holds code of its own."""
+    if any(isinstance(c, types.CodeType) for c in code.co_consts):
+        return False
+    return not any(i.opname.startswith(CALLS) for i in dis.get_instructions(code))
+
+
 @final
 class Guard:
     """The policy guard: installed once per worker process, before any fork; armed in each
@@ -686,14 +706,22 @@ class Guard:
         self.readers = (*readers, torch_folder, worker_folder, "<frozen")
         self.typing = os.path.join(stdlib, "typing.py")
         self.ast = os.path.join(stdlib, "ast.py")
-        library = torch.library.Library("aten", "IMPL")
         if hasattr(torch.library, "get_kernel"):
-            self.register_all(library, refuse_only=False)
-        LIBRARIES.append(library)  # kept, out of the candidate's reach, for the process's life
+            self.register_all(refuse_only=False)
         self.targets = python_targets()
         self.neuter()
 
-    def register_all(self, library: Any, refuse_only: bool) -> None:
+    def library(self, namespace: str) -> Any:
+        """Our library of kernels for an operator namespace (`aten`, `onnx`), kept in
+        `LIBRARIES`, out of the candidate's reach, for the process's life."""
+        for library in LIBRARIES:
+            if library.ns == namespace:
+                return library
+        library = torch.library.Library(namespace, "IMPL")
+        LIBRARIES.append(library)
+        return library
+
+    def register_all(self, refuse_only: bool) -> None:
         """Our kernels for every attention operator (with `refuse_only`, for those of the
         refused families, refusing whatever the state), and what the table then says."""
         with warnings.catch_warnings():
@@ -702,6 +730,7 @@ class Guard:
                 if refuse_only and family_of(op.partition("::")[2]) not in self.refuse:
                     continue
                 names = [a.name for a in op_schema(op).arguments]
+                library = self.library(op.partition("::")[0])
                 for key in keys:
                     self.register(library, op, key, names, refuse_only)
         if hasattr(torch.library, "get_kernel"):
@@ -771,7 +800,7 @@ class Guard:
         self.restore_allowed()
         source_only(root)
         if not self.kernels:
-            self.register_all(LIBRARIES[0], refuse_only=True)
+            self.register_all(refuse_only=True)
             self.trace_by_name()
         unlisted()
         self.armed = True
@@ -875,6 +904,8 @@ class Guard:
         library's readers of a caller's module name (`FRAME_READERS`). Asked through `inspect`
         or `traceback` (which hand frames on), the asker is their caller; any other library that
         hands frames on (`bdb`, `asyncio`, a debugger) is refused with the candidate's code."""
+        if self.summarized(caller):
+            return None
         frame = caller
         while frame is not None and frame.f_code.co_filename in self.handlers:
             frame = frame.f_back
@@ -883,6 +914,42 @@ class Guard:
         if self.importing_library(frame):
             return None
         return f"{what} (reaches frames, code or the grader's objects)"
+
+    @contextlib.contextmanager
+    def watching(self, counter: Any) -> Iterator[None]:
+        """While the operation counter counts a call: count as `unseen` each call of the
+        candidate's Python code that runs outside the counter's sight (called back from inside
+        a torch function, `Tensor.apply_`, while torch has the counter off its mode stack)."""
+        roots = (os.path.join(self.root, ""), os.path.join(os.path.realpath(self.root), ""))
+        if not isinstance(counter, OpCounter) or not self.root:
+            yield
+            return
+        counted = counter.counted
+
+        def watch(frame: Any, event: str, arg: Any) -> None:
+            own = event == "call" and frame.f_code.co_filename.startswith(roots)
+            if own and not torch._C._len_torch_function_stack():
+                counted["unseen"] += 1
+
+        self.auditing = True  # the hook refuses profile hooks to everyone else
+        sys.setprofile(watch)
+        self.auditing = False
+        try:
+            yield
+        finally:
+            self.auditing = True
+            sys.setprofile(None)
+            self.auditing = False
+
+    def summarized(self, frame: Any) -> bool:
+        """Whether frames are read by `traceback` into text and kept there (`print_exc`,
+        `format_exc`, `print_stack`): its frame walk consumed by `StackSummary`, without the
+        frames' locals."""
+        while frame is not None and frame.f_code.co_filename in self.handlers:
+            if frame.f_code.co_name == SUMMARIZER:
+                return frame.f_locals.get("capture_locals", True) is False
+            frame = frame.f_back
+        return False
 
     def makes_code(self, caller: Any, runs: bool) -> bool:
         """Whether code made from text at `caller` (a frame) is the libraries' own: the
@@ -948,6 +1015,8 @@ class Guard:
         if filename.startswith("<"):
             if filename.startswith("<frozen") or self.makes_code(caller, runs=True):
                 return None
+            if caller.f_code.co_filename == self.typing and names_only(code):
+                return None  # a string annotation evaluated: `"torch.Tensor"`, no call in it
             return "running code made from text"
         path = os.path.realpath(filename)
         if path.startswith(os.path.join(self.root, "")):
@@ -1070,7 +1139,7 @@ SOFTMAXES = frozenset({"softmax", "_softmax", "log_softmax", "exp"})
 COUNTER = """
 def __init__(self):
     TorchFunctionMode.__init__(self)
-    self.counted = {"all": 0, "products": 0, "softmaxes": 0}
+    self.counted = {"all": 0, "products": 0, "softmaxes": 0, "largest": 0, "unseen": 0}
 
 def __torch_function__(self, func, types, args=(), kwargs=None):
     name = getattr(func, "__name__", "")
@@ -1079,8 +1148,15 @@ def __torch_function__(self, func, types, args=(), kwargs=None):
     counted["all"] += 1
     if name in PRODUCTS:
         counted["products"] += 2 if name == "scaled_dot_product_attention" else 1
-    if name == "scaled_dot_product_attention" or name in SOFTMAXES and square(result):
+    if name == "scaled_dot_product_attention":
+        query = args[0] if args else kwargs.get("query")
+        weights = query.shape[:-1].numel() * query.shape[-2] if isinstance(query, Tensor) else 0
+    else:
+        weights = result.numel() if name in SOFTMAXES and square(result) else 0
+    if weights:
         counted["softmaxes"] += 1
+        if weights > counted["largest"]:
+            counted["largest"] = weights
     return result
 
 def square(tensor):
@@ -1320,7 +1396,7 @@ def run_call(
     GUARD.trace.clear()
     counter = OpCounter() if counted else contextlib.nullcontext()
     start = time.perf_counter()
-    with counter:
+    with counter, GUARD.watching(counter):
         returned = target(*args, **kwargs)
     seconds = time.perf_counter() - start
     unpacked = isinstance(returned, tuple | list)

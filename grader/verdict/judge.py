@@ -13,7 +13,7 @@ from grader.verdict.checks import Check, Context, Failure, Verdict
 from grader.verdict.checks.scope import Sources
 from grader.verdict.missing import Missing, missing_text, stopped, why_missing
 from grader.verdict.prepare import Prepared
-from grader.verdict.suggest import missing_import
+from grader.verdict.suggest import SYNTAX_ERRORS, missing_import, syntax_error
 
 
 def judge_problem(prepared: Prepared, run: ProblemRun, sources: Sources) -> ProblemReport:
@@ -22,6 +22,10 @@ def judge_problem(prepared: Prepared, run: ProblemRun, sources: Sources) -> Prob
     public = None
     if run.import_error is not None:
         message, public = both(lambda: missing_text(Missing.import_failed, run, spec, ctx.files))
+        if run.import_error.type in SYNTAX_ERRORS:
+            where = syntax_error(sources, spec.entry)
+            if where is not None:  # the host's own reading: every output may show it
+                message, public = f"importing {spec.entry} raised {where}", None
         if run.import_error.type == "ModuleNotFoundError":
             near = missing_import(sources, spec.entry, run.import_error.message)
             message, public = (message + near, None if public is None else public + near)

@@ -14,6 +14,7 @@ COPY_MARK = re.compile(r"(\s*\(\d+\)|[\s_-]+copy(\s*\d+)?)$", re.IGNORECASE)  # 
 EXTENSIONS = (".py", ".txt", ".ipynb", ".pdf", ".md")
 NOTEBOOK = ".ipynb"
 SHOWN = 5  # names listed in one message
+SYNTAX_ERRORS = ("SyntaxError", "IndentationError", "TabError")
 MAX_NAME = 60  # characters of a candidate's name shown
 
 
@@ -147,3 +148,21 @@ def missing_import(sources: Sources, entry: str, error: str) -> str:
             if near is not None:
                 return f": {module} is not in the submission: {near}"
     return ""
+
+
+def syntax_error(sources: Sources, entry: str) -> str | None:
+    """Where the first file of the entry's scope that Python cannot parse goes wrong, read by
+    the host from the bytes handed in: `SyntaxError: invalid syntax at m.py:14, column 22:
+    `def forward(self x):``."""
+    for file in sources.scope(entry):
+        broken = file.unreadable
+        if broken is None or not broken.why.startswith(SYNTAX_ERRORS):
+            continue
+        lines = file.data.splitlines()
+        code = ""
+        if 0 < broken.line <= len(lines):
+            text = lines[broken.line - 1].decode("utf-8", "replace").strip()
+            code = f": `{cut(text)}`" if text else ""
+        column = f", column {broken.column}" if broken.column else ""
+        return f"{broken.why} at {file.path}:{broken.line}{column}{code}"
+    return None

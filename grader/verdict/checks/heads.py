@@ -53,7 +53,8 @@ class PythonLoop(Check[LoopParams]):
     """A function loops over the heads in Python (`loop = true`) or does not (`loop = false`).
     With a `config`, decided by what one call runs with each of `heads` heads: with a loop, its
     products and its softmaxes over tokens by tokens each grow with the head count; without,
-    the torch functions it runs are the same however many heads. The live loops that compute,
+    the torch functions it runs are the same however many heads (from two on: one head may skip
+    the split). The live loops that compute,
     read from its source (in the function and the candidate's functions it calls), explain the
     verdict, and decide it without a `config`."""
 
@@ -82,6 +83,12 @@ class PythonLoop(Check[LoopParams]):
         counted = [c for c in ops if c is not None]
         if len(counted) < len(ops):
             return Verdict(CheckStatus.failed, "the torch functions it runs were not counted")
+        if any(c.unseen for c in counted):
+            return Verdict(
+                CheckStatus.failed,
+                f"{name}'s torch operations were not all counted: its code ran called back from "
+                "inside a torch function (such as Tensor.apply_), where they are not seen",
+            )
         heads = ", ".join(map(str, self.params.heads))
         if any(c.products < 2 or c.softmaxes < 1 for c in counted):
             return Verdict(
@@ -91,6 +98,14 @@ class PythonLoop(Check[LoopParams]):
             )
         if self.params.loop:
             work = [[c.products for c in counted], [c.softmaxes for c in counted]]
+            largest = [c.largest for c in counted]
+            if all(growing(w) for w in work) and growing(largest):
+                return Verdict(
+                    CheckStatus.failed,
+                    f"{name} computes the weights of all heads at once (its largest softmax "
+                    f"grows with the head count): compute each head's softmax in its own "
+                    "iteration of a Python loop",
+                )
             if not all(growing(w) for w in work):
                 shown = own(f" ({work[0]} products, {work[1]} softmaxes for {heads} heads)", "")
                 return Verdict(
@@ -100,7 +115,9 @@ class PythonLoop(Check[LoopParams]):
                 )
             return passed()
         totals = [c.all for c in counted]
-        if len(set(totals)) > 1:
+        # one head may take a shorter path (no split, no merge): a loop shows from two on
+        several = [t for t, h in zip(totals, self.params.heads, strict=True) if h > 1]
+        if len(set(several or totals)) > 1:
             shown = own(f"{totals} for {heads} heads", f"for {heads} heads")
             return Verdict(
                 CheckStatus.failed,

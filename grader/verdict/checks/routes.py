@@ -14,6 +14,7 @@ import inspect
 import io
 import re
 import tokenize
+from collections import Counter
 from dataclasses import dataclass
 from functools import cache
 
@@ -76,6 +77,10 @@ TAMPERING = {
     "sys._getframe": "frame introspection",
     "sys.settrace": "a trace hook",
     "sys.setprofile": "a profile hook",
+    "sys.gettrace": "a trace hook",
+    "sys.getprofile": "a profile hook",
+    "threading.settrace": "a trace hook",
+    "threading.setprofile": "a profile hook",
     "importlib.reload": "re-importing a module",
     "importlib.util": IMPORT_MACHINERY,
     "importlib.machinery": IMPORT_MACHINERY,
@@ -377,9 +382,10 @@ class RouteFinder:
 
 
 def main_block_nodes(file: SourceFile) -> set[int]:
-    """The nodes of the file's top-level `if __name__ == "__main__":` blocks: they run when the
-    file is run, never when it is imported (as the grader imports it). An `else` runs; so does
-    every block of a file that could rename itself (`__name__` written or named in a string)."""
+    """The nodes of the file's top-level `if __name__ == "__main__":` blocks, which run when the
+    file is run, never when it is imported (as the grader imports it), and of the top-level
+    functions only they name (a self-test against SDPA). An `else` runs; so does every block of
+    a file that could rename itself (`__name__` written or named in a string)."""
     assert file.tree is not None
     found: set[int] = set()
     if any(renames_itself(n) for n in file.nodes):
@@ -387,6 +393,15 @@ def main_block_nodes(file: SourceFile) -> set[int]:
     for statement in file.tree.body:
         if isinstance(statement, ast.If) and runs_as_main(statement.test):
             found.update(id(n) for part in statement.body for n in ast.walk(part))
+    # a top-level function named nowhere else in the file (a self-test the block calls)
+    named = Counter(n.id for n in file.nodes if isinstance(n, ast.Name) and id(n) not in found)
+    named.update(
+        n.value for n in file.nodes if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    )
+    for statement in file.tree.body:
+        plain = isinstance(statement, ast.FunctionDef) and not statement.decorator_list
+        if plain and found and not named[getattr(statement, "name", "")]:
+            found.update(id(n) for n in ast.walk(statement))
     return found
 
 

@@ -35,6 +35,7 @@ class Unreadable:
 
     line: int
     why: str
+    column: int = 0  # where on the line, from 1, where the parser says
 
 
 def module_name(path: str) -> str:
@@ -82,7 +83,7 @@ def unparsable(exc: Exception) -> Unreadable:
     if isinstance(exc, RecursionError | MemoryError):
         return Unreadable(0, TOO_DEEP)
     if isinstance(exc, SyntaxError):
-        return Unreadable(exc.lineno or 0, f"{type(exc).__name__}: {exc.msg}")
+        return Unreadable(exc.lineno or 0, f"{type(exc).__name__}: {exc.msg}", exc.offset or 0)
     return Unreadable(0, f"{type(exc).__name__}: {exc}")
 
 

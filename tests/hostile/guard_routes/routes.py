@@ -133,7 +133,7 @@ def timeit_text(q):
 def annotation_text(q):
     import typing
 
-    return typing.ForwardRef("int")._evaluate(globals(), {}, frozenset())
+    return typing.ForwardRef("len('text')")._evaluate(globals(), {}, frozenset())
 
 
 def pickled_exec(q):
@@ -219,3 +219,62 @@ def import_callback_frames(q):
     finally:
         builtins.__import__ = real
     return mailbox
+
+
+def vmap_sdpa(q):
+    """functorch's batching rule for SDPA, a kernel of its own on its own dispatch key."""
+    return torch.vmap(lambda a: F.scaled_dot_product_attention(a, a, a, is_causal=True))(q)
+
+
+def vmap_private_math(q):
+    return torch.vmap(lambda a: torch._scaled_dot_product_attention_math(a, a, a)[0])(q)
+
+
+def meta_sdpa(q):
+    x = q.detach().to("meta")
+    return F.scaled_dot_product_attention(x, x, x)
+
+
+def traced_sdpa(q):
+    return torch.jit.trace(lambda a: F.scaled_dot_product_attention(a, a, a), (q.detach(),))(q)
+
+
+def onnx_registry(q):
+    """The ONNX attention operator, in its own namespace, by the registry."""
+    return torch.ops.onnx.Attention.opset23(q, q, q)[0]
+
+
+def printed_traceback(q):
+    """An error printed where it was caught, and re-raised as the contract asks."""
+    import traceback
+
+    try:
+        raise ValueError("embedding_dim must be divisible by num_heads")
+    except ValueError:
+        traceback.print_exc()
+        return traceback.format_exc()
+
+
+def locals_of_frames(q):
+    """The same reader asked for the frames' locals: the worker's among them."""
+    import traceback
+
+    return traceback.StackSummary.extract(traceback.walk_stack(None), capture_locals=True)
+
+
+def evaluated_annotation(q):
+    import typing
+
+    def attend(x: "torch.Tensor", masks: "list[torch.Tensor] | None" = None) -> "torch.Tensor":
+        return x
+
+    return typing.get_type_hints(attend)
+
+
+def called_annotation(q):
+    import typing
+
+    def attend(x: "__import__('os').getpid()") -> None:
+        return x
+
+    return typing.get_type_hints(attend)
