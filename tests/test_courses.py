@@ -171,6 +171,13 @@ def test_the_kit_holds_no_reference_line_and_no_hidden_check(course: Path, tmp_p
                     assert check.name not in text, (problem.spec.id, check.name)
                     if check.params:
                         assert json.dumps(check.params) not in text
+        # what it tells of the problems is what the course tells: points, hidden checks
+        given = ["--course", str(source)] if source else []
+        assert run("problems", "--course", str(out)) == run("problems", *given)
+        some = next(iter(opened.catalog.problems))
+        shown = run("show", some, "--course", str(out)).splitlines()
+        told = run("show", some, *given).splitlines()
+        assert [x for x in shown if "oints" in x] == [x for x in told if "oints" in x]
     # no input of a hidden probe: the wide config only the hidden check asks for
     hidden_only = Plan(open_course(course).catalog.problems["doubling"].spec, 11,
                        LiveReference(open_course(course).catalog.reference_file))  # fmt: skip

@@ -177,10 +177,11 @@ def problems(course: Path | None) -> None:
     width = max((len(p.spec.id) for p in selected), default=0)
     for problem in selected:
         spec = problem.spec
-        hidden = sum(c.visibility is not Visibility.visible for c in spec.checks)
+        hidden, _ = problem.hidden()
+        visible = sum(c.visibility is Visibility.visible for c in spec.checks)
         click.echo(
-            f"{spec.number:>3}  {spec.id:<{width}} {spec.max_score:>4g} pts  "
-            f"({len(spec.checks) - hidden} visible, {hidden} hidden checks)  {spec.title}"
+            f"{spec.number:>3}  {spec.id:<{width}} {problem.points:>4g} pts  "
+            f"({visible} visible, {hidden} hidden checks)  {spec.title}"
         )
 
 

@@ -27,6 +27,18 @@ class Problem:
     own_checks: dict[str, type[Check]] = field(default_factory=dict)  # from its checks.py
     withheld: tuple[int, float] = (0, 0.0)  # checks a candidate kit does not hold, their points
 
+    @property
+    def points(self) -> float:
+        """Its points, those of the checks a candidate kit does not hold included."""
+        return self.spec.max_score + self.withheld[1]
+
+    def hidden(self) -> tuple[int, float]:
+        """How many checks a candidate does not see before the due date, and their points,
+        those a candidate kit does not hold included."""
+        unseen = [c for c in self.spec.checks if c.visibility is not Visibility.visible]
+        count, points = self.withheld
+        return len(unseen) + count, sum(c.points for c in unseen) + points
+
     def reference(self) -> dict[str, Any]:
         return vars(import_file(self.reference_file, f"reference_{self.spec.id}"))
 

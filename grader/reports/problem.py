@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 def describe(problem: Problem) -> str:
     spec = problem.spec
     visible = [c for c in spec.checks if c.visibility is Visibility.visible]
-    unseen = [c for c in spec.checks if c.visibility is not Visibility.visible]
+    hidden, hidden_points = problem.hidden()
     lines = [
         problem.statement.rstrip(),
         "",
@@ -22,16 +22,13 @@ def describe(problem: Problem) -> str:
         "",
         f"- File: `{spec.entry}`, defining {', '.join(f'`{s}`' for s in spec.symbols)} "
         f"({spec.kind}).",
-        f"- Points: {num(spec.max_score)}.",
+        f"- Points: {num(problem.points)}.",
     ]
     if spec.forbidden:
         lines.append(f"- Forbidden: {', '.join(f'`{f}`' for f in spec.forbidden)}.")
     lines += ["", "## Checks", ""]
     lines += [f"- {c.name} ({num(c.points)})" for c in visible]
-    if unseen:
-        lines.append(
-            f"- and {len(unseen)} hidden check(s) worth "
-            f"{num(sum(c.points for c in unseen))} point(s)"
-        )
+    if hidden:
+        lines.append(f"- and {hidden} hidden check(s) worth {num(hidden_points)} point(s)")
     lines += ["", f"## Starter: `{spec.entry}`", "", "```python", problem.starter.rstrip(), "```"]
     return "\n".join(lines) + "\n"
