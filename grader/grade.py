@@ -140,7 +140,8 @@ class Grader:
     def _grade(
         self, submission: Path, scratch: Path, slot: Slot
     ) -> tuple[list[ProblemReport], str, str, WorkerRun | None]:
-        staged = stage_submission(submission, scratch / "submission")
+        entries = {p.spec.entry: p.spec.symbols for p in self.problems}
+        staged = stage_submission(submission, scratch / "submission", entries)
         attempted = [p for p in self.problems if (staged.path / p.spec.entry).is_file()]
         reports: dict[str, ProblemReport] = {}
         run = None

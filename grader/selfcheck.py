@@ -12,6 +12,7 @@ from grader.errors import GraderError
 from grader.reports.models import SubmissionReport
 from grader.reports.redact import candidate_view
 from grader.sandbox.backends.base import Backend
+from grader.sandbox.staging import files_found
 
 
 def shown_visibilities(reveal_after_due: bool) -> set[Visibility]:
@@ -37,9 +38,11 @@ class NothingToCheck(GraderError):
 
 
 def attempted(catalog: Catalog, path: Path) -> list[Problem]:
-    """The problems whose entry file is in `path`; NothingToCheck, saying what was expected,
-    when there is none."""
-    found = [p for p in catalog.problems.values() if (path / p.spec.entry).is_file()]
+    """The problems whose entry file is in `path`, or made of a notebook there, as staging
+    finds them; NothingToCheck, saying what was expected, when there is none."""
+    problems = catalog.problems.values()
+    files = files_found(path, {p.spec.entry: p.spec.symbols for p in problems})
+    found = [p for p in problems if p.spec.entry in files]
     if not found:
         expected = ", ".join(p.spec.entry for p in catalog.problems.values())
         raise NothingToCheck(

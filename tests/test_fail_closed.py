@@ -9,7 +9,7 @@ import json
 import os
 import shutil
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -123,12 +123,12 @@ def test_a_limit_is_a_verdict_and_a_fault_is_that_submissions_alone(
         folder.mkdir()
         shutil.copyfile(SPLIT_HEADS, folder / "split_heads.py")
 
-    def stage(source: Path, dest: Path) -> Staged:
+    def stage(source: Path, dest: Path, entries: Mapping[str, Sequence[str]]) -> Staged:
         if source.name == "too_long":
             raise OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG), "x" * 300)
         if source.name == "ours":
             raise RuntimeError("a bug of ours")
-        return stage_submission(source, dest)
+        return stage_submission(source, dest, entries)
 
     monkeypatch.setattr("grader.grade.stage_submission", stage)
     too_long, ours, ok = make_grader(["split_heads"]).grade_many(folders, 2)

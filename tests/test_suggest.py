@@ -90,7 +90,7 @@ def test_a_submission_of_near_misses_is_told_what_to_rename(
     code = (root / "self_attention.py").read_text()
     cell = {"cell_type": "code", "metadata": {}, "outputs": [], "source": code}
     notebook = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
-    (root / "self_attention.ipynb").write_text(json.dumps(notebook))
+    (root / "self attention.ipynb").write_text(json.dumps(notebook))  # no module's name
     (root / "self_attention.py").unlink()
     (root / "split_heads.py").rename(root / "SplitHeads.py")  # four problems import it
     loop = root / "mha_by_loop.py"
@@ -101,7 +101,7 @@ def test_a_submission_of_near_misses_is_told_what_to_rename(
         "causal_attention": "found causal_attention (1).py: rename it to causal_attention.py",
         "mha_wrapper": "found mha_wrapper.py.txt: rename it to mha_wrapper.py",
         "flash_attention": "found src/flash_attention.py: move it to the submission's top folder",
-        "self_attention": "found the notebook self_attention.ipynb: save it as Python",
+        "self_attention": "found the notebook self attention.ipynb: save it as Python",
         "split_heads": "found SplitHeads.py: rename it to split_heads.py",
     }
     for problem, hint in expected.items():

@@ -24,6 +24,7 @@ from grader.names import as_text
 from grader.platforms.unzip import CLASS, STUDENT, UnsafeZip, extract
 from grader.reports.models import Student
 from grader.sandbox.capped import read_capped
+from grader.sandbox.notebooks import NOTEBOOK
 
 if TYPE_CHECKING:
     from grader.courses.catalog import Catalog
@@ -59,8 +60,11 @@ def open_export(path: Path, catalog: Catalog) -> Iterator[Export]:
 
 
 def holds_problems(path: Path, catalog: Catalog) -> bool:
-    """Whether `path` holds a problem's entry file: a submission, never an export."""
-    return any((path / p.spec.entry).is_file() for p in catalog.problems.values())
+    """Whether `path` holds a problem's entry file or a notebook: a submission, never an
+    export."""
+    if any((path / p.spec.entry).is_file() for p in catalog.problems.values()):
+        return True
+    return any(p.suffix == NOTEBOOK and p.is_file() for p in path.iterdir())
 
 
 def find_submissions(path: Path, catalog: Catalog) -> list[Path]:
@@ -126,7 +130,8 @@ def read_archive(archive: Path, scratch: Path, catalog: Catalog) -> Export:
 
 
 def python_file(path: PurePosixPath) -> bool:
-    return path.suffix == ".py" and "__MACOSX" not in path.parts
+    """A Python file or a notebook (whose code cells staging takes as a module)."""
+    return path.suffix in (".py", NOTEBOOK) and "__MACOSX" not in path.parts
 
 
 def class_file(path: PurePosixPath) -> bool:

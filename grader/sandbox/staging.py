@@ -10,10 +10,12 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.sandbox.capped import read_file_capped
+from grader.sandbox.notebooks import NOTEBOOK, defines, notebook_module
 
 MAX_FILE_BYTES = 1 << 20
 MAX_FILES = 200
@@ -51,13 +53,15 @@ class Selection:
     folders: list[str] = field(default_factory=list)  # folders left out, as notes
     unread: str | None = None
     others: list[str] = field(default_factory=list)
+    made: list[str] = field(default_factory=list)  # what was made of notebooks, as notes
+    notebooks: list[str] = field(default_factory=list)  # the modules made of them
     total: int = 0
     entries: int = 0
 
     def notes(self) -> list[str]:
         """One note per thing left out, the first `MAX_NOTES` of them; then how many more."""
         every = [f"{shown(r)}: {why}; left out" for r, why in self.left_out.items()]
-        every += self.folders
+        every += self.folders + self.made
         notes = every[:MAX_NOTES]
         if len(every) > MAX_NOTES:
             notes.append(f"{len(every) - MAX_NOTES} more left out")
@@ -116,6 +120,25 @@ def file_limit(entry: os.DirEntry[str], relative: str, chosen: Selection) -> str
     return None
 
 
+def take_notebook(entry: os.DirEntry[str], module: str, chosen: Selection) -> None:
+    """A notebook in the submission's top folder, as the module `module` of its code cells
+    (where no such file was handed in); a limit or bytes that are no notebook are noted."""
+    why = file_limit(entry, entry.name, chosen)
+    data, more = (b"", True) if why else read_file_capped(Path(entry.path), MAX_FILE_BYTES)
+    converted = None if why or more else notebook_module(data)
+    if converted is None or chosen.total + len(converted.source) > MAX_TOTAL_BYTES:
+        chosen.others.append(display(entry.name))
+        if why:
+            chosen.left_out[display(entry.name)] = why
+        return
+    chosen.files[module] = converted.source
+    chosen.total += len(converted.source)
+    magics = converted.left_out
+    left = f" ({magics} magic or shell line(s) left out)" if magics else ""
+    chosen.made.append(f"{module}: the code cells of the notebook {shown(entry.name)}{left}")
+    chosen.notebooks.append(module)
+
+
 def take_file(entry: os.DirEntry[str], relative: str, chosen: Selection) -> None:
     """Read a Python file into `chosen`, or note which limit leaves it out."""
     why = file_limit(entry, relative, chosen)
@@ -127,6 +150,14 @@ def take_file(entry: os.DirEntry[str], relative: str, chosen: Selection) -> None
             return
         why = "it grew past the limits as it was read"
     chosen.left_out[display(relative)] = why
+
+
+def notebook_for(entry: os.DirEntry[str], module: str, names: set[str]) -> bool:
+    """Whether `entry` is a notebook to take as `module`: a file, named as a module may be,
+    beside no file of that name."""
+    if not entry.name.endswith(NOTEBOOK) or module in names:
+        return False
+    return module.removesuffix(".py").isidentifier() and entry.is_file(follow_symlinks=False)
 
 
 def folder_limit(entry: os.DirEntry[str], relative: str, depth: int) -> str | None:
@@ -157,11 +188,15 @@ def select(source: Path) -> Selection:
             chosen.folders.append(f"folder {shown(display(prefix))}: unreadable ({exc.strerror})")
             continue
         folders = []
+        names = {entry.name for entry in entries}
         for entry in entries:
             relative = prefix + entry.name
+            module = entry.name.removesuffix(NOTEBOOK) + ".py"
             try:
                 if entry.name.endswith(".py") and not entry.is_dir(follow_symlinks=False):
                     take_file(entry, relative, chosen)
+                elif not prefix and notebook_for(entry, module, names):
+                    take_notebook(entry, module, chosen)
                 elif not entry.is_dir(follow_symlinks=False):
                     if len(chosen.others) < MAX_OTHERS:
                         chosen.others.append(display(relative))
@@ -192,10 +227,35 @@ def content_hash(source: Path) -> str:
     return digest(select(source).files)
 
 
-def stage_submission(source: Path, dest: Path) -> Staged:
-    """Copy the submission's regular Python files, within the limits, to `dest`, readable by
-    every account whatever the umask."""
+def from_notebooks(chosen: Selection, entries: Mapping[str, Sequence[str]]) -> None:
+    """Each entry file not handed in whose names a notebook's module defines (one notebook
+    for the whole set): a module of one line that imports them from it."""
+    for entry, names in entries.items():
+        if entry in chosen.files:
+            continue
+        for module in chosen.notebooks:
+            if defines(chosen.files[module], names):
+                chosen.files[entry] = f"from {module.removesuffix('.py')} import *\n".encode()
+                chosen.made.append(f"{entry}: {', '.join(names)} from {module}")
+                break
+
+
+def files_found(source: Path, entries: Mapping[str, Sequence[str]]) -> set[str]:
+    """The Python files staging would copy of `source`, those made of its notebooks included."""
     chosen = select(source)
+    from_notebooks(chosen, entries)
+    return set(chosen.files)
+
+
+def stage_submission(
+    source: Path, dest: Path, entries: Mapping[str, Sequence[str]] | None = None
+) -> Staged:
+    """Copy the submission's regular Python files, within the limits, to `dest`, readable by
+    every account whatever the umask; its notebooks become modules, and the problems' entry
+    files (`entries`: each with the names it must define) are found in them."""
+    chosen = select(source)
+    content = digest(chosen.files)  # what was handed in: the entry files made follow from it
+    from_notebooks(chosen, entries or {})
     dest.mkdir(parents=True, exist_ok=True)
     dest.chmod(READABLE_DIR)
     for relative, data in chosen.files.items():
@@ -209,7 +269,7 @@ def stage_submission(source: Path, dest: Path) -> Staged:
         (target / name).chmod(READABLE_FILE)
     return Staged(
         dest,
-        digest(chosen.files),
+        content,
         chosen.notes(),
         chosen.files,
         chosen.left_out,

@@ -1,0 +1,72 @@
+"""Jupyter notebooks handed in: their code cells as a Python module, with the cell magics and
+shell escapes left out (and counted), and whether a module defines a problem's names.
+
+A notebook is the candidate's JSON: read with strict size limits by staging, parsed by pydantic
+(which ignores what it does not model), never executed here.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ValidationError
+
+NOTEBOOK = ".ipynb"
+IPYTHON = ("%", "!")  # a line magic, a shell escape: not Python
+LEFT_OUT = "# left out (not Python): "
+
+
+class Cell(BaseModel):
+    cell_type: str
+    source: str | list[str] = ""
+
+
+class Notebook(BaseModel):
+    cells: list[Cell]
+
+
+class Converted(BaseModel):
+    source: bytes
+    left_out: int  # magic and shell lines commented out
+
+
+def notebook_module(data: bytes) -> Converted | None:
+    """The notebook's code cells, in order, as one module; None if it is not a notebook."""
+    try:
+        notebook = Notebook.model_validate_json(data)
+    except ValidationError:
+        return None
+    lines: list[str] = []
+    left_out = 0
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        text = cell.source if isinstance(cell.source, str) else "".join(cell.source)
+        magic_cell = text.lstrip().startswith("%%")
+        for line in text.splitlines():
+            if magic_cell or line.lstrip().startswith(IPYTHON):
+                lines.append(LEFT_OUT + line)
+                left_out += 1
+            else:
+                lines.append(line)
+        lines.append("")
+    return Converted(source="\n".join(lines).encode(), left_out=left_out)
+
+
+def defines(source: bytes, names: Sequence[str]) -> bool:
+    """Whether the module defines every one of `names` at its top level (a class, a function
+    or an assignment)."""
+    tree = None
+    with contextlib.suppress(SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = ast.parse(source)
+    if tree is None:
+        return False
+    found: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found.add(node.name)
+        elif isinstance(node, ast.Assign):
+            found.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return all(name in found for name in names)
