@@ -94,7 +94,9 @@ MARKERS = {"forbidden": "computed", "leak": "first values"}
 # head where allowed, sys.path, a flash helper shared by name, doctest, timeit, a coding
 # cookie, torch.jit.script, a `__main__` self-test against SDPA (and a function only it calls),
 # a package of helpers, a single-head shortcut, traceback.print_exc, singledispatch on string
-# annotations. Each is the complete submission with the files of `honest/<name>` over it.
+# annotations, typing's generic aliases, checkpointing, pytest and unittest tests against SDPA,
+# torch.nn.init's fan-in helper. Each is the complete submission with the files of
+# `honest/<name>` over it.
 HONEST = sorted(path.name for path in (HOSTILE / "honest").iterdir())
 
 

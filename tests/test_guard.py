@@ -56,6 +56,8 @@ HONEST = [
     "sympy_imported",
     "printed_traceback",
     "evaluated_annotation",
+    "typing_subscripts",
+    "checkpointed",
 ]
 
 

@@ -53,6 +53,10 @@ def texts(files: dict[str, str]) -> Sources:
         "    from torch.nn.functional import scaled_dot_product_attention",
         'if __name__ == "__main__":\n    pass\nelse:\n'
         "    from torch.nn.functional import scaled_dot_product_attention",
+        # a function named like a test that the module uses
+        "import torch.nn.functional as F\n"
+        "def test_attend(q):\n    return F.scaled_dot_product_attention(q, q, q)\n"
+        "attend = test_attend\n",
         # a function the `__main__` block calls that the module uses too
         "import torch.nn.functional as F\n"
         "def attend(q):\n    return F.scaled_dot_product_attention(q, q, q)\n"
@@ -352,6 +356,15 @@ def test_private_torch_names_are_tampering(source: str, private: str) -> None:
         "        return x",
         '"""No __torch_function__ override here, no sys.path trick."""',
         "class A:\n    def _attend(self, q):\n        return self._scale * q\n",
+        # tests pytest or unittest collect, which importing never runs
+        "import pytest, unittest\nimport torch.nn.functional as F\n"
+        "@pytest.mark.parametrize('t', [4, 8])\n"
+        "def test_matches_sdpa(t):\n    F.scaled_dot_product_attention(q, q, q)\n"
+        "class TestAttention(unittest.TestCase):\n"
+        "    def test_sdpa(self):\n        F.scaled_dot_product_attention(q, q, q)\n",
+        # private torch names public code uses as public ones
+        "import torch\ntorch._assert(x.dim() == 3, 'expected (B, T, C)')\n"
+        "fan_in, _ = torch.nn.init._calculate_fan_in_and_fan_out(w)",
         # a helper folder put on the path, as notebooks and course templates do
         "import os, sys\nsys.path.insert(0, os.path.dirname(__file__))\nimport helpers",
         "# coding: utf8\nimport math\n",

@@ -447,6 +447,9 @@ FRAME_READERS = (
 )  # fmt: skip
 """Standard library files that read a frame for themselves (a caller's module name or line)
 and hand none on."""
+LIBRARY_READERS = ("typing_extensions.py",)
+"""Installed modules that do the same (torch's `typing_extensions`, a caller's module name for
+a generic alias)."""
 CODE_MAKERS = ("dataclasses.py", os.path.join("collections", "__init__.py"))
 """The standard library's files that make classes' code from text (a dataclass's methods, a
 namedtuple's `__new__`), out of identifiers they check."""
@@ -702,7 +705,9 @@ class Guard:
         self.runners = tuple(os.path.join(stdlib, f) for f in TEXT_RUNNERS)
         self.handlers = tuple(os.path.join(stdlib, f) for f in FRAME_HANDLERS)
         torch_folder = os.path.join(os.path.dirname(os.path.realpath(torch.__file__)), "")
-        readers = (os.path.join(stdlib, f) for f in FRAME_READERS)
+        readers = [os.path.join(stdlib, f) for f in FRAME_READERS]
+        purelib = os.path.realpath(paths.get("purelib", stdlib))
+        readers += [os.path.join(purelib, f) for f in LIBRARY_READERS]
         self.readers = (*readers, torch_folder, worker_folder, "<frozen")
         self.typing = os.path.join(stdlib, "typing.py")
         self.ast = os.path.join(stdlib, "ast.py")
@@ -835,6 +840,8 @@ class Guard:
             if attribute is None:
                 function, attribute = sys.modules[function.__module__], function.__name__
             original = vars(function).get(attribute, MISSING)
+            if hasattr(original, "__wrapped__"):  # a decorated function: torch reads this
+                refused.__wrapped__ = refused
             setattr(function, attribute, refused)
             self.neutered.append(Neutered(target.family, function, attribute, refused, original))
 
@@ -970,7 +977,8 @@ class Guard:
         does then is the library's (mpmath generates code, sympy's dispatch reads its caller)."""
         while frame is not None:
             filename = frame.f_code.co_filename
-            if not filename.startswith(self.libraries) or filename.startswith(self.trusted[-1]):
+            library = filename.startswith(self.libraries) or filename.startswith("<frozen")
+            if not library or filename.startswith(self.trusted[-1]):
                 return False
             if filename.startswith(self.runners):
                 return False

@@ -183,6 +183,10 @@ def holds(parts: list[str], wanted: list[str]) -> bool:
     return any(parts[i : i + size] == wanted for i in range(len(parts) - size + 1))
 
 
+PUBLIC_PRIVATE = {"torch._assert", "torch.nn.init._calculate_fan_in_and_fan_out"}
+"""Private torch names public code uses as public ones (torchvision, timm): no attention in them."""
+
+
 def private_torch_name(parts: list[str]) -> str | None:
     """`torch._foo` of `torch._foo.bar`: a path under torch up to its first private component
     (a dunder such as `torch.__version__` is not one)."""
@@ -190,7 +194,8 @@ def private_torch_name(parts: list[str]) -> str | None:
         return None
     for i, part in enumerate(parts[1:], start=1):
         if part.startswith("_") and not (part.startswith("__") and part.endswith("__")):
-            return ".".join(parts[: i + 1])
+            name = ".".join(parts[: i + 1])
+            return None if name in PUBLIC_PRIVATE else name
     return None
 
 
@@ -383,8 +388,9 @@ class RouteFinder:
 
 def main_block_nodes(file: SourceFile) -> set[int]:
     """The nodes of the file's top-level `if __name__ == "__main__":` blocks, which run when the
-    file is run, never when it is imported (as the grader imports it), and of the top-level
-    functions only they name (a self-test against SDPA). An `else` runs; so does every block of
+    file is run, never when it is imported (as the grader imports it), of the top-level
+    functions only they name (a self-test against SDPA), and of tests pytest or unittest would
+    collect, named nowhere else in the file. An `else` runs; so does every block of
     a file that could rename itself (`__name__` written or named in a string)."""
     assert file.tree is not None
     found: set[int] = set()
@@ -399,10 +405,39 @@ def main_block_nodes(file: SourceFile) -> set[int]:
         n.value for n in file.nodes if isinstance(n, ast.Constant) and isinstance(n.value, str)
     )
     for statement in file.tree.body:
-        plain = isinstance(statement, ast.FunctionDef) and not statement.decorator_list
-        if plain and found and not named[getattr(statement, "name", "")]:
+        if not named[getattr(statement, "name", "")] and (
+            only_main_calls(statement, bool(found)) or is_test(statement)
+        ):
             found.update(id(n) for n in ast.walk(statement))
     return found
+
+
+def only_main_calls(statement: ast.stmt, main_block: bool) -> bool:
+    """A plain top-level function, where a `__main__` block may be what calls it."""
+    return main_block and isinstance(statement, ast.FunctionDef) and not statement.decorator_list
+
+
+def is_test(statement: ast.stmt) -> bool:
+    """A test pytest or unittest collects (`def test_...`, `class Test...`, a `TestCase`),
+    decorated by pytest at most: importing the module never runs it."""
+    if isinstance(statement, ast.FunctionDef):
+        marks = all(dotted_name(d).startswith("pytest.") for d in statement.decorator_list)
+        return statement.name.startswith("test") and marks
+    if isinstance(statement, ast.ClassDef) and not statement.decorator_list:
+        bases = [dotted_name(b).rpartition(".")[2] for b in statement.bases]
+        return statement.name.startswith("Test") or "TestCase" in bases
+    return False
+
+
+def dotted_name(node: ast.expr) -> str:
+    """`pytest.mark.parametrize` of a decorator or base, called or not; "" for other forms."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else ""
 
 
 def renames_itself(node: ast.AST) -> bool:

@@ -278,3 +278,29 @@ def called_annotation(q):
         return x
 
     return typing.get_type_hints(attend)
+
+
+def typing_subscripts(q):
+    """Annotations as public code writes them: new generic aliases, a generic class of its own."""
+    import typing
+
+    T = typing.TypeVar("T")
+
+    class Box(typing.Generic[T]):
+        pass
+
+    pair = typing.Tuple[torch.Tensor, torch.Tensor]
+    table = typing.Dict[str, typing.Optional[Box[int]]]
+    call = typing.Callable[[torch.Tensor], torch.Tensor]
+    return [pair, table, call, typing.Literal["mean", "sum"], typing.Union[float, torch.Tensor]]
+
+
+def checkpointed(q):
+    """Activation checkpointing and a compiler hint, which import torch._dynamo lazily."""
+    import torch.utils.checkpoint
+
+    @torch.compiler.disable
+    def double(a):
+        return a * 2
+
+    return torch.utils.checkpoint.checkpoint(double, q, use_reentrant=False)
