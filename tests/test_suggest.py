@@ -3,7 +3,6 @@ whole submission as a candidate hands it in."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +19,7 @@ from grader.reports.terminal import print_feedback
 from grader.verdict.checks.scope import Sources
 from grader.verdict.suggest import alike, missing_file, missing_import, missing_symbol
 from tests.conftest import ROOT
+from tests.test_notebooks import notebook
 
 
 @pytest.mark.parametrize(
@@ -88,9 +88,7 @@ def test_a_submission_of_near_misses_is_told_what_to_rename(
     (root / "src").mkdir()
     (root / "flash_attention.py").rename(root / "src" / "flash_attention.py")
     code = (root / "self_attention.py").read_text()
-    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "source": code}
-    notebook = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
-    (root / "self attention.ipynb").write_text(json.dumps(notebook))  # no module's name
+    (root / "self attention.ipynb").write_text(notebook(("code", code)))  # no module's name
     (root / "self_attention.py").unlink()
     (root / "split_heads.py").rename(root / "SplitHeads.py")  # four problems import it
     loop = root / "mha_by_loop.py"

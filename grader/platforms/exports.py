@@ -24,7 +24,7 @@ from grader.names import as_text
 from grader.platforms.unzip import CLASS, STUDENT, UnsafeZip, extract
 from grader.reports.models import Student
 from grader.sandbox.capped import read_capped
-from grader.sandbox.notebooks import NOTEBOOK
+from grader.sandbox.notebooks import NOTEBOOK, holds_notebook
 
 if TYPE_CHECKING:
     from grader.courses.catalog import Catalog
@@ -64,7 +64,7 @@ def holds_problems(path: Path, catalog: Catalog) -> bool:
     export."""
     if any((path / p.spec.entry).is_file() for p in catalog.problems.values()):
         return True
-    return any(p.suffix == NOTEBOOK and p.is_file() for p in path.iterdir())
+    return holds_notebook(path)
 
 
 def find_submissions(path: Path, catalog: Catalog) -> list[Path]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import contextlib
 from collections.abc import Sequence
+from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
@@ -30,6 +31,11 @@ class Notebook(BaseModel):
 class Converted(BaseModel):
     source: bytes
     left_out: int  # magic and shell lines commented out
+
+
+def holds_notebook(folder: Path) -> bool:
+    """Whether `folder` holds a notebook at its top (staging finds problem files in it)."""
+    return any(path.suffix == NOTEBOOK and path.is_file() for path in folder.iterdir())
 
 
 def notebook_module(data: bytes) -> Converted | None:

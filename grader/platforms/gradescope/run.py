@@ -20,7 +20,7 @@ from grader.grade import Grader
 from grader.platforms.gradescope.results import gradescope_results
 from grader.reports.models import SubmissionReport
 from grader.sandbox.backends.local import LocalBackend
-from grader.sandbox.notebooks import NOTEBOOK
+from grader.sandbox.notebooks import holds_notebook
 from grader.verdict.plan import draw_seed
 
 IGNORED = {"__MACOSX"}  # what macOS's zip adds beside the real folder
@@ -37,7 +37,7 @@ def holds_problems(folder: Path, entries: set[str]) -> bool:
     """Whether `folder` holds a problem file or a notebook (staging finds them in it)."""
     if any((folder / entry).is_file() for entry in entries):
         return True
-    return any(f.suffix == NOTEBOOK and f.is_file() for f in folder.iterdir())
+    return holds_notebook(folder)
 
 
 def locate(upload: Path, entries: set[str]) -> Located:

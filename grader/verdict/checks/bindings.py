@@ -51,6 +51,16 @@ def resolve(node: ast.AST, bindings: dict[str, str]) -> str | None:
     return None if root is None else ".".join([root, *reversed(attributes)])
 
 
+def dotted(expr: ast.expr) -> str:
+    """`a.b.c` for a chain of attributes on a name, read without recursion; "" for any other
+    expression (which names no definition)."""
+    parts: list[str] = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    return ".".join([expr.id, *reversed(parts)]) if isinstance(expr, ast.Name) else ""
+
+
 def literal_at(node: ast.Call, index: int, keyword: str = "") -> str:
     """The string literal passed as argument `index` (or by `keyword`), or ""."""
     if len(node.args) > index:

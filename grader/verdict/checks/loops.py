@@ -8,7 +8,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from grader.verdict.checks.bindings import resolve
+from grader.verdict.checks.bindings import dotted, resolve
 from grader.verdict.checks.scope import SourceFile, Sources
 
 Definition = ast.FunctionDef | ast.ClassDef
@@ -28,16 +28,6 @@ class Function:
 def top_level(body: list[ast.stmt], name: str) -> Definition | None:
     found = [n for n in body if isinstance(n, Definition) and n.name == name]
     return found[-1] if found else None
-
-
-def dotted(expr: ast.expr) -> str:
-    """`a.b.c` for a chain of attributes on a name, read without recursion; "" for any other
-    expression (which names no definition)."""
-    parts: list[str] = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    return ".".join([expr.id, *reversed(parts)]) if isinstance(expr, ast.Name) else ""
 
 
 def imported_from(sources: Sources, file: SourceFile, expr: ast.expr) -> tuple[SourceFile, str]:

@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import cache
 
-from grader.verdict.checks.bindings import called, called_name, resolve
+from grader.verdict.checks.bindings import called, called_name, dotted, resolve
 from grader.verdict.checks.scope import IMPORTERS, SourceFile
 
 COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
@@ -421,23 +421,17 @@ def is_test(statement: ast.stmt) -> bool:
     """A test pytest or unittest collects (`def test_...`, `class Test...`, a `TestCase`),
     decorated by pytest at most: importing the module never runs it."""
     if isinstance(statement, ast.FunctionDef):
-        marks = all(dotted_name(d).startswith("pytest.") for d in statement.decorator_list)
+        marks = all(dotted(called_or(d)).startswith("pytest.") for d in statement.decorator_list)
         return statement.name.startswith("test") and marks
     if isinstance(statement, ast.ClassDef) and not statement.decorator_list:
-        bases = [dotted_name(b).rpartition(".")[2] for b in statement.bases]
+        bases = [dotted(b).rpartition(".")[2] for b in statement.bases]
         return statement.name.startswith("Test") or "TestCase" in bases
     return False
 
 
-def dotted_name(node: ast.expr) -> str:
-    """`pytest.mark.parametrize` of a decorator or base, called or not; "" for other forms."""
-    if isinstance(node, ast.Call):
-        node = node.func
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else ""
+def called_or(node: ast.expr) -> ast.expr:
+    """What a decorator names: `pytest.mark.parametrize` of `@pytest.mark.parametrize(...)`."""
+    return node.func if isinstance(node, ast.Call) else node
 
 
 def renames_itself(node: ast.AST) -> bool:
