@@ -22,7 +22,7 @@ from grader.courses import course
 from grader.courses.catalog import Catalog
 from grader.courses.course import OpenCourse
 from grader.courses.coursefile import Course, load_course
-from grader.courses.paths import PROBLEMS_DIR
+from grader.courses.paths import PROBLEMS_DIR, REFERENCES_DIR
 from grader.courses.spec import Visibility
 from grader.platforms.classroom.workflow import workflow
 from grader.platforms.gradescope.autograder import build_autograder
@@ -139,7 +139,7 @@ def test_resume_grades_the_rest_with_the_batch_seed(tmp_path: Path) -> None:
     saved, fresh = tmp_path / "subs" / "full", tmp_path / "subs" / "late"
     for folder in (saved, fresh):
         folder.mkdir(parents=True)
-        shutil.copyfile(PROBLEMS_DIR / "split_heads" / "reference.py", folder / "split_heads.py")
+        shutil.copyfile(REFERENCES_DIR / "split_heads.py", folder / "split_heads.py")
     report = saved_by_now(sample_reports()[0], saved)
     write_report(report, out)
     problems = [arg for p in report.problems for arg in ("--problem", p.problem)]
@@ -198,7 +198,7 @@ def test_classroom_init(tmp_path: Path) -> None:
     assert "${{ steps.grader.outputs.result }}" in text and "runners: grader" in text
     assert "--course .grader/kit" in text and "grader grade student-repos --course" in text
     assert (tmp_path / ".grader" / "kit" / "kit.json").is_file()
-    assert not list((tmp_path / ".grader").rglob("reference.py"))
+    assert not list((tmp_path / ".grader").rglob("reference*.py"))
     assert run("classroom", "init", str(tmp_path), "--grader-url", url)[0] != 0
     assert "feedback" in run("classroom", "--help")[1]
 
@@ -229,8 +229,9 @@ def test_gradescope_zip(tmp_path: Path) -> None:
         "grader/pyproject.toml",
         "grader/grader/sandbox/worker.py",
         "grader/grader/cli/main.py",
-        "grader/grader/courses/attention/problems/split_heads/spec.toml",
-        "grader/grader/courses/attention/problems/split_heads/reference.py",
+        "grader/course.toml",
+        "grader/problems/split_heads/spec.toml",
+        "grader/reference_solutions/split_heads.py",
     } <= names
     assert not any("__pycache__" in n for n in names)
     assert modes["run_autograder"] & stat.S_IXUSR and modes["setup.sh"] & stat.S_IXUSR
@@ -334,13 +335,15 @@ def test_a_broken_reference_is_a_grader_error(
     error, no traceback, and no report scores the candidate."""
     problems = tmp_path / "problems"
     shutil.copytree(PROBLEMS_DIR / "split_heads", problems / "split_heads")
-    reference = problems / "split_heads" / "reference.py"
-    reference.write_text(reference.read_text() + "\n\ndef split_heads(x, num_heads):\n    1 / 0\n")
+    reference = tmp_path / "reference_solutions" / "split_heads.py"
+    reference.parent.mkdir()
+    broken = REFERENCES_DIR.joinpath("split_heads.py").read_text()
+    reference.write_text(broken + "\n\ndef split_heads(x, num_heads):\n    1 / 0\n")
     found = OpenCourse(tmp_path, Course(), Catalog(problems))
     monkeypatch.setattr("grader.cli.main.opened", lambda course: found)
     submission = tmp_path / "work"
     submission.mkdir()
-    shutil.copyfile(PROBLEMS_DIR / "split_heads" / "reference.py", submission / "split_heads.py")
+    shutil.copyfile(REFERENCES_DIR / "split_heads.py", submission / "split_heads.py")
     out = tmp_path / "reports"
     result = CliRunner().invoke(
         cli, ["grade", str(submission), "--backend", "local", "--out", str(out)]
@@ -362,7 +365,7 @@ def test_an_interrupted_batch_keeps_its_reports_and_says_how_to_resume(
     for name in ("ada", "bob", "cy"):
         target = batch / name
         target.mkdir(parents=True)
-        shutil.copyfile(PROBLEMS_DIR / "split_heads" / "reference.py", target / "split_heads.py")
+        shutil.copyfile(REFERENCES_DIR / "split_heads.py", target / "split_heads.py")
     out = tmp_path / "reports"
     args = ["grade", str(batch), "--out", str(out), "--backend", "local", "--jobs", "1"]
 

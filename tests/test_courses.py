@@ -20,7 +20,7 @@ from grader.cli.main import cli
 from grader.courses.catalog import Catalog
 from grader.courses.course import open_course
 from grader.courses.coursefile import CourseError
-from grader.courses.paths import PROBLEMS_DIR
+from grader.courses.paths import PROBLEMS_DIR, REFERENCES_DIR
 from grader.courses.spec import Visibility, load_spec
 from grader.verdict.checks.base import CHECKS, ConfigParams
 from grader.verdict.checks.modules import DistinctHeadsParams
@@ -235,8 +235,8 @@ def test_the_gradescope_zip_packs_the_full_course(course: Path, tmp_path: Path) 
     with zipfile.ZipFile(tmp_path / "a.zip") as archive:
         names = set(archive.namelist())
         script = archive.read("run_autograder").decode()
-    assert {"course/course.toml", "course/problems/doubling/reference.py"} <= names
-    assert "grader/grader/courses/attention/course.toml" in names
+    assert {"course/course.toml", "course/reference_solutions/doubling.py"} <= names
+    assert "grader/course.toml" in names
     assert "--course /autograder/source/course" in script
     run("gradescope", "build", "--out", str(tmp_path / "b.zip"))
     with zipfile.ZipFile(tmp_path / "b.zip") as archive:
@@ -246,7 +246,7 @@ def test_the_gradescope_zip_packs_the_full_course(course: Path, tmp_path: Path) 
 def test_the_live_reference_builds_a_module_once_for_its_parameters(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    source = LiveReference(lambda problem: PROBLEMS_DIR / problem / "reference.py")
+    source = LiveReference(lambda problem: REFERENCES_DIR / f"{problem}.py")
     built: list[dict[str, Any]] = []
     build = source.module
 

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from grader.api import SHARD_FILE, read_shard, save_report
 from grader.cli.main import cli
-from grader.courses.paths import PROBLEMS_DIR
+from grader.courses.paths import REFERENCES_DIR
 from grader.grade import Grader
 from grader.names import MAX_SLUG_BYTES, as_text, report_file, slug
 from grader.outputs import Options, write_outputs
@@ -28,7 +28,7 @@ from tests.test_staging import deep_chain, remove_chain
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPLETE = ROOT / "submissions" / "complete"
-SPLIT_HEADS = PROBLEMS_DIR / "split_heads" / "reference.py"
+SPLIT_HEADS = REFERENCES_DIR / "split_heads.py"
 ONE_PROBLEM = ["--backend", "local", "--problem", "split_heads"]
 
 

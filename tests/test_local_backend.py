@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from grader.courses.catalog import Catalog
-from grader.courses.paths import PROBLEMS_DIR
+from grader.courses.paths import REFERENCES_DIR
 from grader.grade import Grader
 from grader.reports.models import ProblemReport, SubmissionReport
 from grader.sandbox.backends import launch
@@ -57,7 +57,7 @@ for name, kind in (
 ):
     print(name, *resource.getrlimit(kind))
 """
-SPLIT_HEADS = (PROBLEMS_DIR / "split_heads" / "reference.py").read_text()
+SPLIT_HEADS = (REFERENCES_DIR / "split_heads.py").read_text()
 
 
 def printed(stdout: str, key: str) -> list[int]:

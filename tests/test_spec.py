@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from grader.courses.catalog import Catalog
-from grader.courses.paths import PROBLEMS_DIR
+from grader.courses.paths import PROBLEMS_DIR, REFERENCES, REFERENCES_DIR
 from grader.courses.spec import SpecError, load_spec
 
 SHIPPED = PROBLEMS_DIR / "split_heads" / "spec.toml"
@@ -17,6 +17,8 @@ SHIPPED = PROBLEMS_DIR / "split_heads" / "spec.toml"
 def copy_problem(tmp_path: Path, text: str) -> Path:
     folder = tmp_path / "problems" / "split_heads"
     shutil.copytree(SHIPPED.parent, folder)
+    (tmp_path / REFERENCES).mkdir()
+    shutil.copyfile(REFERENCES_DIR / "split_heads.py", tmp_path / REFERENCES / "split_heads.py")
     (folder / "spec.toml").write_text(text)
     return folder / "spec.toml"
 

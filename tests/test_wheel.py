@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -83,6 +84,14 @@ def test_the_wheel_grades_outside_the_checkout(installed: Installed, graded: Pat
     assert 0 < mistakes["total"] < mistakes["max_total"]
     validated = sh([grader, "validate", "split_heads", "--jobs", "2"], work, env)
     assert " 0 failed" in validated
+    sh([grader, "release", "--out", "kit", "--seed", "1"], work, env)
+    assert (work / "kit" / "problems" / "split_heads" / "starter.py").is_file()
+    assert not list((work / "kit").rglob("*reference*.py"))
+    sh([grader, "gradescope", "build", "--out", "autograder.zip"], work, env)
+    with zipfile.ZipFile(work / "autograder.zip") as archive:
+        packed = set(archive.namelist())
+    assert {"grader/course.toml", "grader/reference_solutions/split_heads.py"} <= packed
+    assert not any("_course" in name for name in packed)
     assert "--wheelhouse" in sh([grader, "sandbox", "build", "--help"], work, env)
     context = work / "context"
     context.mkdir()

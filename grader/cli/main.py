@@ -481,12 +481,17 @@ def new(problem: str, course: Path, symbol: str) -> None:
     """Scaffold PROBLEM in a course folder: a small working problem to rewrite."""
     import re
 
+    from grader.courses.paths import reference_path
     from grader.courses.scaffold import scaffold
 
     if not re.fullmatch(r"[a-z][a-z0-9_]*", problem):
         raise click.BadParameter("lower case letters, digits and _", param_hint="PROBLEM")
     folder = scaffold(course, problem, symbol)
-    click.echo(f"wrote {folder}: edit it, then `grader validate {problem} --course {course}`")
+    reference = reference_path(folder)
+    click.echo(
+        f"wrote {folder} and {reference}: edit them, then "
+        f"`grader validate {problem} --course {course}`"
+    )
 
 
 @cli.command()

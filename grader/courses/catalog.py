@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from grader.courses.paths import PROBLEMS_DIR
+from grader.courses.paths import PROBLEMS_DIR, reference_path
 from grader.courses.spec import ProblemSpec, SpecError, Visibility, load_spec
 from grader.courses.trusted import import_file
 from grader.errors import GraderError
@@ -81,9 +81,11 @@ def load_problem(folder: Path, checked: bool = True) -> Problem:
         except ValueError as exc:
             raise SpecError(f"{folder / 'checks.py'}: {exc}") from exc
     spec = load_spec(spec_path)
-    reference = folder / "reference.py"
+    reference = reference_path(folder)
     if not reference.is_file():
-        raise SpecError(f"{spec_path}: no reference solution at {reference}")
+        moved = " (it is in the problem's folder: move it there)"
+        hint = moved if (folder / "reference.py").is_file() else ""
+        raise SpecError(f"{spec_path}: no reference solution at {reference}{hint}")
     for required in ("statement.md", "starter.py"):
         if not (folder / required).is_file():
             raise SpecError(f"{spec_path}: the problem has no {required}")
@@ -171,7 +173,7 @@ class Catalog:
         hand candidates the grader's module of another)."""
         if problem_id in self.problems:
             return self.problems[problem_id].reference_file
-        builtin = PROBLEMS_DIR / problem_id / "reference.py"
+        builtin = reference_path(PROBLEMS_DIR / problem_id)
         if not builtin.is_file():
             raise SpecError(f"no problem {problem_id!r} in the course or the built-in course")
         return builtin

@@ -1,4 +1,5 @@
-"""A course folder: `course.toml` and `problems/<id>/`, or a candidate kit (`grader release`).
+"""A course folder (`course.toml`, `problems/<id>/`, `reference_solutions/<id>.py`), or a
+candidate kit (`grader release`).
 
 `--course DIR` (or `GRADER_COURSE`) names it; without one, the built-in attention course
 shipped in the package. A course sets the problems its `[[problems]]` list names, each from
@@ -13,13 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader.courses.coursefile import Course, CourseError, ProblemEntry, load_course
-from grader.courses.paths import BUILTIN_COURSE, PROBLEMS_DIR
+from grader.courses.paths import BUILTIN_COURSE, COURSE_FILE, PROBLEMS_DIR
 from grader.courses.spec import SpecError
 
 if TYPE_CHECKING:
     from grader.courses.catalog import Catalog, Problem
 
-COURSE_FILE = "course.toml"
 KIT_FILE = "kit.json"  # what marks a candidate kit (`grader release`)
 
 

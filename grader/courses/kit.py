@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from grader.courses.catalog import Catalog, Problem, validate
 from grader.courses.coursefile import CourseError
+from grader.courses.paths import reference_path
 from grader.courses.spec import ProblemSpec
 from grader.courses.trusted import import_file
 from grader.strict import Strict
@@ -101,7 +102,7 @@ def kit_problem(folder: Path, entry: KitProblem, checked: bool = True) -> Proble
     problem = Problem(
         spec,
         folder,
-        folder / "reference.py",  # absent: a kit judges from its record
+        reference_path(folder),  # absent: a kit judges from its record
         own,
         (entry.withheld_checks, entry.withheld_points),
     )

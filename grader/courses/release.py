@@ -19,7 +19,7 @@ from safetensors.torch import save_file
 
 from grader import __version__
 from grader.courses.catalog import Problem
-from grader.courses.course import COURSE_FILE, OpenCourse
+from grader.courses.course import OpenCourse
 from grader.courses.coursefile import Course, CourseError
 from grader.courses.kit import (
     KIT_FILE,
@@ -29,6 +29,7 @@ from grader.courses.kit import (
     KitProblem,
     RecordedOutcome,
 )
+from grader.courses.paths import COURSE_FILE
 from grader.courses.spec import Visibility
 from grader.verdict.plan import draw_seed
 from grader.verdict.prepare import prepare

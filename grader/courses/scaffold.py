@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from grader.courses.coursefile import CourseError
+from grader.courses.paths import reference_path
 
 COURSE = """\
 # The course: its name, the due date after which `after_due_date` checks are shown, and
@@ -89,7 +90,8 @@ def {symbol}(x):
 
 
 def scaffold(course: Path, problem_id: str, symbol: str = "solve") -> Path:
-    """Write problems/<problem_id>/ into `course` (and its course.toml if it has none)."""
+    """Write problems/<problem_id>/ and reference_solutions/<problem_id>.py into `course` (and
+    its course.toml if it has none)."""
     folder = course / "problems" / problem_id
     if folder.exists():
         raise CourseError(f"{folder} exists: not overwritten")
@@ -101,12 +103,12 @@ def scaffold(course: Path, problem_id: str, symbol: str = "solve") -> Path:
         "spec.toml": SPEC,
         "statement.md": STATEMENT,
         "starter.py": STARTER,
-        "reference.py": REFERENCE,
         "accepted/halved.py": ACCEPTED,
         "mutants/unchanged.py": MUTANT,
     }
-    for name, template in files.items():
-        path = folder / name
+    paths = {folder / name: template for name, template in files.items()}
+    paths[reference_path(folder)] = REFERENCE
+    for path, template in paths.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(template.format(id=problem_id, symbol=symbol), encoding="utf-8")
     return folder

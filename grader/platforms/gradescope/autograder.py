@@ -1,8 +1,10 @@
 """Gradescope's autograder zip: `setup.sh`, `run_autograder`, the grader, the course,
 optionally wheels.
 
-The grader is packed from the package as it is installed (a checkout or a wheel), with a
-`pyproject.toml` of its own; a course other than the built-in one goes under `course/`.
+The grader is packed from the package as it is installed (a checkout or a wheel) in a
+checkout's layout (its code, the built-in course's `course.toml`, `problems/` and
+`reference_solutions/`), with a `pyproject.toml` of its own; a course other than the built-in
+one goes under `course/`.
 `setup.sh` builds the image (a virtualenv, the `grader-student` account, the problems and the
 reference solutions made root-only); `run_autograder` grades one upload (`gradescope run`).
 The zip holds hidden checks and references: it goes to Gradescope, never to candidates.
@@ -18,7 +20,7 @@ from importlib.metadata import requires
 from pathlib import Path
 
 from grader import __version__
-from grader.courses.paths import package_path
+from grader.courses.paths import BUILTIN_COURSE, package_path
 from grader.sandbox.image import TORCH_VERSION
 
 STUDENT = "grader-student"
@@ -27,7 +29,8 @@ WHEELHOUSE = "/autograder/source/wheelhouse"
 COURSE = "/autograder/source/course"
 TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
 BUILD_BACKEND = "setuptools>=68"
-SKIPPED = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
+SKIPPED = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", "_course"}
+COURSE_PARTS = ("course.toml", "problems", "reference_solutions")
 
 SETUP = f"""\
 #!/usr/bin/env bash
@@ -61,7 +64,7 @@ id -u {STUDENT} >/dev/null 2>&1 || useradd --system --user-group --no-create-hom
 # Only root reads the problems (hidden checks) and the reference solutions; the worker script,
 # the grader package and the virtualenv stay readable.
 chmod -R go+rX {SOURCE}/grader "$VENV"
-chmod -R go-rwx {SOURCE}/grader/courses/attention
+chmod -R go-rwx {SOURCE}/problems {SOURCE}/reference_solutions
 if [ -d {COURSE} ]; then chmod -R go-rwx {COURSE}; fi
 chmod go+x /autograder /autograder/source {SOURCE}
 """
@@ -148,6 +151,11 @@ def build_autograder(out: Path, course: Path | None = None, wheelhouse: Path | N
         for relative in packed_files(package):
             name = f"grader/grader/{relative.as_posix()}"
             archive.writestr(entry(name), (package / relative).read_bytes())
+        for part in COURSE_PARTS:
+            found = BUILTIN_COURSE / part
+            for relative in [Path()] if found.is_file() else packed_files(found):
+                name = f"grader/{Path(part, relative).as_posix()}"
+                archive.writestr(entry(name), (found / relative).read_bytes())
         if course is not None:
             for relative in packed_files(course):
                 name = f"course/{relative.as_posix()}"

