@@ -39,10 +39,10 @@ import click
 from grader.courses.catalog import Catalog
 from grader.grade import Grader
 from grader.reports.models import SubmissionReport
-from grader.sandbox.backends.base import Backend
-from grader.sandbox.backends.docker import DockerBackend
-from grader.sandbox.backends.warm import WarmBackend
-from grader.sandbox.image import DEFAULT_TAG
+from grader.sandboxing.backends.base import Backend
+from grader.sandboxing.backends.docker import DockerBackend
+from grader.sandboxing.backends.warm import WarmBackend
+from grader.sandboxing.image import DEFAULT_TAG
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "submissions"

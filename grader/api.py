@@ -31,8 +31,8 @@ from grader.reports.models import (
 )
 from grader.reports.text import fraction
 from grader.resume import batch_seed, check_problems, saved_report
-from grader.sandbox.backends.base import LimitOverrides, batch_limits
-from grader.sandbox.backends.select import make_backend
+from grader.sandboxing.backends.base import LimitOverrides, batch_limits
+from grader.sandboxing.backends.select import make_backend
 from grader.strict import Strict
 
 if TYPE_CHECKING:

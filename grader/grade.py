@@ -19,18 +19,18 @@ from grader import __version__
 from grader.courses.catalog import Catalog, Problem
 from grader.names import as_text, submission_name
 from grader.reports.models import ProblemReport, ProblemStatus, RunInfo, Student, SubmissionReport
-from grader.sandbox.backends.base import (
+from grader.sandboxing.backends.base import (
     Backend,
     LimitOverrides,
     WorkerJob,
     WorkerRun,
     batch_limits,
 )
-from grader.sandbox.executor import PROTOCOL_VERSION
-from grader.sandbox.protocol import encode_job, problem_part, result_names
-from grader.sandbox.results import ProblemExit, read_problem, read_worker_report
-from grader.sandbox.staging import Staged, display, stage_submission
-from grader.sandbox.untrusted import InvalidOutput
+from grader.sandboxing.executor import PROTOCOL_VERSION
+from grader.sandboxing.protocol import encode_job, problem_part, result_names
+from grader.sandboxing.results import ProblemExit, read_problem, read_worker_report
+from grader.sandboxing.staging import Staged, display, stage_submission
+from grader.sandboxing.untrusted import InvalidOutput
 from grader.verdict.checks.scope import Sources
 from grader.verdict.judge import judge_problem
 from grader.verdict.prepare import Prepared, prepare

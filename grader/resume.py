@@ -8,7 +8,7 @@ from grader import __version__
 from grader.errors import GraderError
 from grader.names import report_file, submission_name
 from grader.reports.models import SubmissionReport, read_report
-from grader.sandbox.staging import content_hash
+from grader.sandboxing.staging import content_hash
 
 
 class SeedMismatch(GraderError):

@@ -11,8 +11,8 @@ from grader.courses.spec import Visibility
 from grader.errors import GraderError
 from grader.reports.models import SubmissionReport
 from grader.reports.redact import candidate_view
-from grader.sandbox.backends.base import Backend
-from grader.sandbox.staging import files_found
+from grader.sandboxing.backends.base import Backend
+from grader.sandboxing.staging import files_found
 
 
 def shown_visibilities(reveal_after_due: bool) -> set[Visibility]:

@@ -23,7 +23,7 @@ from grader.courses.catalog import Catalog, Problem
 from grader.courses.spec import SpecError
 from grader.grade import Grader
 from grader.reports.models import CheckStatus, ProblemStatus, SubmissionReport
-from grader.sandbox.backends.base import Backend
+from grader.sandboxing.backends.base import Backend
 
 HEADER = re.compile(r"^#\s*expect-(fail|diagnosis):\s*(.+?)\s*$", re.MULTILINE)
 

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 ruff check .
 ruff format --check .
-mypy grader tests benchmarks
+mypy grader sandbox tests benchmarks
 grader validate --jobs 2
 if docker info >/dev/null 2>&1; then
     export GRADER_DOCKER_TESTS=1

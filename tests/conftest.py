@@ -9,8 +9,8 @@ import pytest
 
 from grader.courses.catalog import Catalog
 from grader.grade import Grader
-from grader.sandbox.backends.base import LimitOverrides
-from grader.sandbox.backends.local import LocalBackend
+from grader.sandboxing.backends.base import LimitOverrides
+from grader.sandboxing.backends.local import LocalBackend
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -14,7 +14,7 @@ import sys
 
 import torch
 
-from grader.sandbox import worker
+import sandbox.worker as worker
 from tests.conftest import ROOT
 
 ROUTES = ROOT / "tests" / "hostile" / "guard_routes"

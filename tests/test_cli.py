@@ -28,7 +28,7 @@ from grader.platforms.classroom.workflow import workflow
 from grader.platforms.gradescope.autograder import build_autograder
 from grader.reports.models import SubmissionReport, read_report, write_report
 from grader.resume import saved_report
-from grader.sandbox.staging import content_hash, stage_submission
+from grader.sandboxing.staging import content_hash, stage_submission
 from tests.reports import sample_reports
 from tests.workflows import actionlint
 
@@ -227,7 +227,7 @@ def test_gradescope_zip(tmp_path: Path) -> None:
         "setup.sh",
         "run_autograder",
         "grader/pyproject.toml",
-        "grader/grader/sandbox/worker.py",
+        "grader/sandbox/worker.py",
         "grader/grader/cli/main.py",
         "grader/course.toml",
         "grader/problems/split_heads/spec.toml",

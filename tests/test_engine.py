@@ -12,9 +12,9 @@ from typing import cast
 import pytest
 from docker.errors import APIError
 
-from grader.sandbox.backends import docker
-from grader.sandbox.backends.streams import HEADER, Demux
-from grader.sandbox.engine import DockerError, client, engine_reachable
+from grader.sandboxing.backends import docker
+from grader.sandboxing.backends.streams import HEADER, Demux
+from grader.sandboxing.engine import DockerError, client, engine_reachable
 
 
 def test_no_engine_is_one_line_and_fast(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -22,7 +22,7 @@ from grader.grade import Grader
 from grader.names import MAX_SLUG_BYTES, as_text, report_file, slug
 from grader.outputs import Options, write_outputs
 from grader.reports.models import ProblemStatus, read_report, write_report
-from grader.sandbox.staging import MAX_DEPTH, Staged, stage_submission
+from grader.sandboxing.staging import MAX_DEPTH, Staged, stage_submission
 from tests.reports import sample_reports
 from tests.test_staging import deep_chain, remove_chain
 

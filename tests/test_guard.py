@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from grader.sandbox.worker import FAMILIES, family_of
+from sandbox.worker import FAMILIES, family_of
 from tests.conftest import ROOT
 
 REFUSED_EVERYWHERE = [
@@ -152,7 +152,7 @@ def test_families_are_read_from_names() -> None:
 
 SAME_VALUES = """
 import torch, torch.nn.functional as F
-from grader.sandbox import worker
+import sandbox.worker as worker
 
 def run(dtype, causal):
     torch.manual_seed(0)
@@ -182,7 +182,7 @@ def test_an_allowed_sdpa_gives_bit_identical_values_and_gradients_under_the_guar
 
 NO_PROGRAMS = """
 import multiprocessing, os, subprocess, sys
-from grader.sandbox import worker
+import sandbox.worker as worker
 
 assert worker.deny_exec()
 for start in (lambda: subprocess.run(["true"]), lambda: os.execv(sys.executable, [sys.executable])):
@@ -213,7 +213,7 @@ def test_a_child_cannot_start_another_program_which_would_run_unguarded() -> Non
 
 BASELINE = """
 import json, os, resource
-from grader.sandbox import worker
+import sandbox.worker as worker
 
 baseline = worker.own_state()
 worker.io_priority(3 << 13)  # the idle class

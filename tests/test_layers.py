@@ -1,21 +1,25 @@
 """Imports go one way: a module imports only from its own layer or those below it.
 
-Imports under `if TYPE_CHECKING:` are left out: they name types and run nothing.
+Imports under `if TYPE_CHECKING:` are left out: they name types and run nothing. The sandbox
+(the worker, what goes into the image) is the bottom layer and imports nothing of the grader.
 """
 
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parent.parent / "grader"
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("sandbox", "grader")
 
 # Bottom first. A module belongs to the layer of its longest matching prefix.
 LAYERS: list[tuple[str, ...]] = [
+    ("sandbox",),
     ("grader", "grader.compat", "grader.errors", "grader.strict"),
-    ("grader.sandbox",),
+    ("grader.sandboxing",),
     (
         "grader.courses.spec",
         "grader.courses.coursefile",
@@ -45,7 +49,7 @@ def layer(module: str) -> int:
 
 
 def module_name(path: Path) -> str:
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    parts = path.relative_to(ROOT).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -57,7 +61,7 @@ def type_checking_only(node: ast.If) -> bool:
 
 
 def imported(tree: ast.AST) -> list[tuple[int, str]]:
-    """(line, module) of every grader import that runs, at any depth."""
+    """(line, module) of every import that runs, at any depth."""
     found: list[tuple[int, str]] = []
     todo: list[ast.AST] = [tree]
     while todo:
@@ -70,10 +74,15 @@ def imported(tree: ast.AST) -> list[tuple[int, str]]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found += [(node.lineno, f"{node.module}.{a.name}") for a in node.names]
         todo.extend(ast.iter_child_nodes(node))
-    return [(line, name) for line, name in found if name.split(".")[0] == "grader"]
+    return found
 
 
-SOURCES = sorted(p for p in PACKAGE.rglob("*.py") if "problems" not in p.relative_to(PACKAGE).parts)
+def ours(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, module) of every import of this project's packages."""
+    return [(line, name) for line, name in imported(tree) if name.split(".")[0] in PACKAGES]
+
+
+SOURCES = sorted(p for package in PACKAGES for p in (ROOT / package).rglob("*.py"))
 
 
 def test_every_module_is_in_a_layer() -> None:
@@ -87,7 +96,16 @@ def test_imports_go_down(path: Path) -> None:
     rank = layer(module)
     upward = [
         f"line {line}: {name}"
-        for line, name in imported(ast.parse(path.read_text(encoding="utf-8")))
+        for line, name in ours(ast.parse(path.read_text(encoding="utf-8")))
         if layer(name) > rank
     ]
     assert not upward, f"{module} (layer {rank}) imports from above it: {upward}"
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "sandbox").rglob("*.py")), ids=module_name)
+def test_the_sandbox_needs_only_the_standard_library_torch_and_safetensors(path: Path) -> None:
+    """What goes into the image runs there: a module of anything else would not be found."""
+    allowed = {*sys.stdlib_module_names, "torch", "safetensors", "sandbox", "__future__"}
+    found = imported(ast.parse(path.read_text(encoding="utf-8")))
+    foreign = [f"line {line}: {name}" for line, name in found if name.split(".")[0] not in allowed]
+    assert not foreign, f"{module_name(path)} imports what the image does not hold: {foreign}"

@@ -22,9 +22,9 @@ from grader.courses.catalog import Catalog
 from grader.courses.paths import REFERENCES_DIR
 from grader.grade import Grader
 from grader.reports.models import ProblemReport, SubmissionReport
-from grader.sandbox.backends import launch
-from grader.sandbox.backends.base import WorkerJob, WorkerRun, batch_limits
-from grader.sandbox.backends.local import LocalBackend, Started, copy_results
+from grader.sandboxing.backends import launch
+from grader.sandboxing.backends.base import WorkerJob, WorkerRun, batch_limits
+from grader.sandboxing.backends.local import LocalBackend, Started, copy_results
 from tests.test_hostile import leftover_processes
 
 
@@ -247,7 +247,7 @@ def test_check_starts_its_worker_before_the_host_imports_torch(tmp_path: Path) -
     script = f"""
 import sys
 from pathlib import Path
-from grader.sandbox.backends import local
+from grader.sandboxing.backends import local
 
 spawned = []
 start = local.LocalBackend._start

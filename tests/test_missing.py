@@ -6,7 +6,7 @@ import pytest
 
 from grader.courses.paths import PROBLEMS_DIR
 from grader.courses.spec import load_spec
-from grader.sandbox.results import ProblemExit, ProblemRun
+from grader.sandboxing.results import ProblemExit, ProblemRun
 from grader.verdict.missing import Missing, missing_text, why_missing
 
 

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from grader.cli.main import cli
 from grader.reports.models import SubmissionReport
-from grader.sandbox.notebooks import LEFT_OUT, defines, notebook_module
+from grader.sandboxing.notebooks import LEFT_OUT, defines, notebook_module
 from tests.conftest import ROOT
 
 COMPLETE = ROOT / "submissions" / "complete"

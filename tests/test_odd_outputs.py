@@ -13,7 +13,7 @@ import torch
 from grader.courses.catalog import Catalog
 from grader.grade import Grader
 from grader.reports.models import CheckStatus, ProblemStatus, SubmissionReport
-from grader.sandbox.results import ProbeData, ProbeResult, ProblemExit, ProblemRun
+from grader.sandboxing.results import ProbeData, ProbeResult, ProblemExit, ProblemRun
 from grader.verdict.checks.scope import Sources
 from grader.verdict.judge import judge_problem
 from grader.verdict.prepare import Prepared, prepare

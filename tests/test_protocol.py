@@ -20,8 +20,9 @@ import torch
 from pydantic import ValidationError
 from safetensors.torch import save
 
-from grader.sandbox import results, worker
-from grader.sandbox.protocol import (
+import sandbox.worker as worker
+from grader.sandboxing import results
+from grader.sandboxing.protocol import (
     SubmissionEnd,
     encode_job,
     encode_submission,
@@ -29,8 +30,8 @@ from grader.sandbox.protocol import (
     read_end,
     result_names,
 )
-from grader.sandbox.worker import PROTOCOL_VERSION, Probe, ProblemJob
 from grader.strict import Strict
+from sandbox.worker import PROTOCOL_VERSION, Probe, ProblemJob
 
 
 def problem(name: str) -> ProblemJob:
@@ -235,7 +236,7 @@ def test_the_warm_heap_is_backed_by_huge_pages() -> None:
     copies a page table entry per 2 MiB), and a forked child still runs torch."""
     code = (
         "import os, torch\n"
-        "from grader.sandbox import worker\n"
+        "import sandbox.worker as worker\n"
         "collapsed = worker.collapse_heap()\n"
         "huge = sum(int(line.split()[1]) for line in open('/proc/self/smaps')"
         " if line.startswith('AnonHugePages:')) << 10\n"

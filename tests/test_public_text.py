@@ -32,8 +32,8 @@ from grader.reports.models import (
 )
 from grader.reports.redact import candidate_view, public_check
 from grader.reports.terminal import print_feedback
-from grader.sandbox import owntext
-from grader.sandbox.owntext import (
+from grader.sandboxing import owntext
+from grader.sandboxing.owntext import (
     own_count,
     own_name,
     own_names,
@@ -41,11 +41,11 @@ from grader.sandbox.owntext import (
     own_shape,
     own_value,
 )
-from grader.sandbox.results import ProbeData, ProbeResult, ProblemExit, ProblemRun, read_problem
-from grader.sandbox.worker import RESULTS_FILE, Probe
+from grader.sandboxing.results import ProbeData, ProbeResult, ProblemExit, ProblemRun, read_problem
 from grader.verdict.checks.scope import Sources
 from grader.verdict.judge import judge_problem
 from grader.verdict.prepare import Prepared, prepare
+from sandbox.worker import RESULTS_FILE, Probe
 from tests.conftest import ROOT
 from tests.reports import submission
 from tests.test_results import record

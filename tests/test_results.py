@@ -13,9 +13,9 @@ import pytest
 import torch
 from safetensors.torch import save
 
-from grader.sandbox import results
-from grader.sandbox.results import UNSEALED, read_problem
-from grader.sandbox.worker import RESULTS_FILE, Call, Probe, Seal, sealer
+from grader.sandboxing import results
+from grader.sandboxing.results import UNSEALED, read_problem
+from sandbox.worker import RESULTS_FILE, Call, Probe, Seal, sealer
 
 
 def asked(probe_id: str = "p0", calls: int = 0, **extra: Any) -> Probe:

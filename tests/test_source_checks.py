@@ -10,7 +10,7 @@ import pytest
 
 from grader.courses.catalog import Catalog
 from grader.reports.models import CheckStatus, ProblemStatus
-from grader.sandbox.results import ProblemExit, ProblemRun
+from grader.sandboxing.results import ProblemExit, ProblemRun
 from grader.verdict.checks.loops import computing_loops, find_function
 from grader.verdict.checks.routes import Route, find_routes
 from grader.verdict.checks.scope import SourceFile, Sources

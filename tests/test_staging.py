@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from grader.sandbox.staging import (
+from grader.sandboxing.staging import (
     MAX_DEPTH,
     MAX_FILE_BYTES,
     MAX_FILES,

@@ -11,8 +11,8 @@ import pytest
 import torch
 from safetensors.torch import save
 
-from grader.sandbox import untrusted
-from grader.sandbox.untrusted import InvalidOutput, tensors_from
+from grader.sandboxing import untrusted
+from grader.sandboxing.untrusted import InvalidOutput, tensors_from
 
 
 def test_a_header_nested_100000_deep_is_invalid_not_a_crash() -> None:

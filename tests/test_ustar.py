@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.sandbox.ustar import BLOCK, UnsafeArchiveError, extract_results
+from grader.sandboxing.ustar import BLOCK, UnsafeArchiveError, extract_results
 
 ALLOWED = frozenset({"worker.json", "p/exit.json", "p/p0.json", "p/p0.safetensors"})
 

@@ -96,13 +96,13 @@ def test_the_wheel_grades_outside_the_checkout(installed: Installed, graded: Pat
     context = work / "context"
     context.mkdir()
     assemble = (
-        "import sys; from pathlib import Path; from grader.sandbox.paths import DOCKERFILE, "
-        "WORKER_FILE; from grader.sandbox.image import TORCH_VERSION, assemble_context; "
+        "import sys; from pathlib import Path; from grader.sandboxing.paths import DOCKERFILE, "
+        "WORKER_FILE; from grader.sandboxing.image import TORCH_VERSION, assemble_context; "
         "assemble_context(Path(sys.argv[1]), WORKER_FILE, DOCKERFILE, None, TORCH_VERSION)"
     )
     sh([str(bin_dir / "python"), "-c", assemble, str(context)], work, env)
     assert {p.name for p in context.iterdir()} >= {"Dockerfile", "worker.py", "requirements.txt"}
-    assert (context / "worker.py").read_bytes() == (ROOT / "grader/sandbox/worker.py").read_bytes()
+    assert (context / "worker.py").read_bytes() == (ROOT / "sandbox/worker.py").read_bytes()
 
 
 def python_3_10() -> str | None:

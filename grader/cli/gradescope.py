@@ -10,7 +10,7 @@ import click
 from grader.cli.course import course_option, opened
 from grader.courses.paths import BUILTIN_COURSE
 from grader.errors import GraderError
-from grader.sandbox import image
+from grader.sandboxing import image
 
 WHEELHOUSE = click.Path(exists=True, file_okay=False, path_type=Path)
 

@@ -26,7 +26,7 @@ from grader.errors import GraderError
 from grader.outputs import FORMATS
 from grader.reports.junit import SuiteBy
 from grader.reports.models import SubmissionReport, json_schema
-from grader.sandbox.backends.base import LimitOverrides
+from grader.sandboxing.backends.base import LimitOverrides
 
 if TYPE_CHECKING:
     from grader.courses.catalog import Catalog

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from grader.sandbox import image
-from grader.sandbox.engine import grader_containers, remove_containers
+from grader.sandboxing import image
+from grader.sandboxing.engine import grader_containers, remove_containers
 
 
 def _echo(line: str) -> None:

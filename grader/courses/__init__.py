@@ -8,7 +8,7 @@ inside the package (`paths.py`). A problem is added by adding files, not code.
 
 Two layers: `spec.py`, `coursefile.py` and `paths.py` are data that `grader.reports` and
 `grader.verdict` read, and with `trusted.py` (importing trusted files) may import only
-`grader.sandbox`, `grader.errors`, `grader.compat` and `grader.strict`; the rest binds each
+`grader.sandboxing`, `grader.errors`, `grader.compat` and `grader.strict`; the rest binds each
 spec to its checks, so it sits above and may also import `grader.verdict` and
 `grader.reports` (`tests/test_layers.py`).
 """

@@ -27,9 +27,9 @@ from grader.strict import Strict
 if TYPE_CHECKING:  # torch: only a kit opened to judge (checked) loads its record
     import torch
 
-    from grader.sandbox.worker import ProbeData
     from grader.verdict.checks.base import Check
     from grader.verdict.reference import Outcome, ReferenceSource
+    from sandbox.worker import ProbeData
 
 KIT_FILE = "kit.json"
 TENSORS_FILE = "reference.safetensors"

@@ -9,7 +9,7 @@ from pydantic import Field, ValidationError, model_validator
 
 from grader.compat import StrEnum, tomllib
 from grader.errors import GraderError
-from grader.sandbox.backends.base import ProblemLimits
+from grader.sandboxing.backends.base import ProblemLimits
 from grader.strict import Strict
 
 

@@ -23,8 +23,8 @@ from grader.errors import GraderError
 from grader.names import as_text
 from grader.platforms.unzip import CLASS, STUDENT, UnsafeZip, extract
 from grader.reports.models import Student
-from grader.sandbox.capped import read_capped
-from grader.sandbox.notebooks import NOTEBOOK, holds_notebook
+from grader.sandboxing.capped import read_capped
+from grader.sandboxing.notebooks import NOTEBOOK, holds_notebook
 
 if TYPE_CHECKING:
     from grader.courses.catalog import Catalog

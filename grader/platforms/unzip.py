@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from grader.sandbox.capped import read_capped
+from grader.sandboxing.capped import read_capped
 
 
 class UnsafeZip(ValueError):

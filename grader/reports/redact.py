@@ -2,7 +2,8 @@
 
 Withheld checks (always `hidden`; `after_due_date` until revealed) keep their status and
 points, so totals add up, but lose their name, message and diagnosis. Shown checks show their
-public message where the full one carries the candidate code's own text (`grader.sandbox.owntext`).
+public message where the full one carries the candidate code's own text
+(`grader.sandboxing.owntext`).
 The candidate code's logs and the grader's own error details are for instructors only. A
 platform that holds checks back by their visibility itself (Gradescope) gets every check in
 full: `platform_view`.
@@ -20,7 +21,7 @@ from grader.reports.models import (
     ProblemStatus,
     SubmissionReport,
 )
-from grader.sandbox.owntext import coarse_error
+from grader.sandboxing.owntext import coarse_error
 
 GRADER_FAULT = "the grader failed here (not your fault): your instructor's report has the details"
 WITHHELD = "withheld"  # the `check` field of a withheld check in a candidate's view

@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 from grader.courses.spec import ProblemSpec
 from grader.reports.models import CheckReport, CheckStatus, ProblemReport, ProblemStatus
-from grader.sandbox import owntext
-from grader.sandbox.results import ProblemRun
+from grader.sandboxing import owntext
+from grader.sandboxing.results import ProblemRun
 from grader.verdict.checks import Check, Context, Failure, Verdict
 from grader.verdict.checks.scope import Sources
 from grader.verdict.missing import Missing, missing_text, stopped, why_missing

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 
 from grader.compat import StrEnum
 from grader.courses.spec import ProblemSpec
-from grader.sandbox.owntext import own
-from grader.sandbox.results import ProblemExit, ProblemRun
+from grader.sandboxing.owntext import own
+from grader.sandboxing.results import ProblemExit, ProblemRun
 
 
 class Missing(StrEnum):

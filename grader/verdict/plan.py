@@ -15,7 +15,8 @@ import torch
 
 from grader.courses.spec import Config, ModuleArg, ProblemSpec, TensorArg
 from grader.errors import GraderFault
-from grader.sandbox.worker import (
+from grader.verdict.reference import ReferenceSource
+from sandbox.worker import (
     Argument,
     Call,
     Probe,
@@ -27,7 +28,6 @@ from grader.sandbox.worker import (
     family_of,
     sealer,
 )
-from grader.verdict.reference import ReferenceSource
 
 Dtype = Literal["float32", "float64"]
 Mode = Literal["eval", "train"]

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from grader.errors import GraderFault
-from grader.sandbox.results import ProbeData, ProbeResult
+from grader.sandboxing.results import ProbeData, ProbeResult
 from grader.verdict.checks import Check
 from grader.verdict.plan import Plan
 from grader.verdict.reference import ReferenceSource

@@ -20,8 +20,8 @@ import torch
 from torch import nn
 
 from grader.courses.coursefile import CourseError
-from grader.sandbox import executor
-from grader.sandbox.worker import Probe, ProbeData, seed_cpu
+from grader.sandboxing import executor
+from sandbox.worker import Probe, ProbeData, seed_cpu
 
 Outcome = tuple[ProbeData, dict[str, torch.Tensor]]
 

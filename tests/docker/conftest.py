@@ -11,8 +11,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from grader.sandbox.engine import engine_reachable
-from grader.sandbox.image import image_exists
+from grader.sandboxing.engine import engine_reachable
+from grader.sandboxing.image import image_exists
 from tests.docker.engine import IMAGE, sandbox_containers
 
 

@@ -22,18 +22,18 @@ from click.testing import CliRunner
 from safetensors.torch import load_file
 
 from grader.cli import sandbox as sandbox_cli
-from grader.sandbox.backends.base import Limits, WorkerJob, WorkerRun
-from grader.sandbox.backends.docker import (
+from grader.sandboxing.backends.base import Limits, WorkerJob, WorkerRun
+from grader.sandboxing.backends.docker import (
     SANDBOX_UID,
     STARTUP_GRACE_SECONDS,
     DockerBackend,
     unavailable_reason,
 )
-from grader.sandbox.engine import LABEL, client
-from grader.sandbox.image import file_sha256
-from grader.sandbox.paths import WORKER_FILE
-from grader.sandbox.protocol import encode_job, problem_part, result_names
-from grader.sandbox.worker import ProblemJob
+from grader.sandboxing.engine import LABEL, client
+from grader.sandboxing.image import file_sha256
+from grader.sandboxing.paths import WORKER_FILE
+from grader.sandboxing.protocol import encode_job, problem_part, result_names
+from sandbox.worker import ProblemJob
 from tests.conftest import ROOT as REPO_ROOT
 from tests.docker.engine import sandbox_containers
 
@@ -446,8 +446,8 @@ def test_sigterm_to_the_host_removes_the_container(sandbox: Sandbox, tmp_path: P
     host = textwrap.dedent(
         f"""
         from pathlib import Path
-        from grader.sandbox.backends.base import Limits, WorkerJob
-        from grader.sandbox.backends.docker import DockerBackend
+        from grader.sandboxing.backends.base import Limits, WorkerJob
+        from grader.sandboxing.backends.docker import DockerBackend
         root = Path({str(tmp_path)!r})
         backend = DockerBackend({sandbox.image!r}, command={PAYLOAD_COMMAND!r})
         backend.run(WorkerJob(root / "sub", b"", root / "out", Limits(wall_seconds=120)))

@@ -10,9 +10,9 @@ import pytest
 from grader.courses.catalog import Catalog
 from grader.grade import Grader
 from grader.reports.models import CheckStatus, ProblemStatus
-from grader.sandbox.backends.base import LimitOverrides
-from grader.sandbox.backends.docker import DockerBackend
-from grader.sandbox.backends.local import LocalBackend
+from grader.sandboxing.backends.base import LimitOverrides
+from grader.sandboxing.backends.docker import DockerBackend
+from grader.sandboxing.backends.local import LocalBackend
 from tests import whole
 from tests.conftest import ROOT
 from tests.docker.engine import sandbox_containers

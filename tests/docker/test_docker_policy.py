@@ -10,9 +10,9 @@ import pytest
 from grader.courses.catalog import Catalog
 from grader.grade import Grader
 from grader.reports.models import CheckStatus
-from grader.sandbox.backends.base import Backend
-from grader.sandbox.backends.docker import DockerBackend
-from grader.sandbox.backends.warm import WarmBackend
+from grader.sandboxing.backends.base import Backend
+from grader.sandboxing.backends.docker import DockerBackend
+from grader.sandboxing.backends.warm import WarmBackend
 from tests import whole
 from tests.conftest import ROOT
 from tests.policy_attacks import HOSTILE, POLICY_ATTACKS

@@ -16,7 +16,7 @@ import pytest
 from grader.courses.catalog import Catalog
 from grader.grade import Grader
 from grader.reports.models import ProblemStatus, SubmissionReport
-from grader.sandbox.backends.docker import DockerBackend
+from grader.sandboxing.backends.docker import DockerBackend
 from tests import whole
 from tests.conftest import ROOT
 from tests.docker.engine import sandbox_containers

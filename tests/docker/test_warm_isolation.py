@@ -24,10 +24,10 @@ import pytest
 from grader.courses.catalog import Catalog
 from grader.grade import Grader
 from grader.reports.models import SubmissionReport
-from grader.sandbox.backends.base import Backend, WorkerJob, WorkerRun
-from grader.sandbox.backends.docker import DockerBackend
-from grader.sandbox.backends.local import LocalBackend
-from grader.sandbox.backends.warm import WarmBackend
+from grader.sandboxing.backends.base import Backend, WorkerJob, WorkerRun
+from grader.sandboxing.backends.docker import DockerBackend
+from grader.sandboxing.backends.local import LocalBackend
+from grader.sandboxing.backends.warm import WarmBackend
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.docker

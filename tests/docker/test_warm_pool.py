@@ -14,9 +14,9 @@ import pytest
 from grader.courses.catalog import Catalog
 from grader.grade import Grader
 from grader.reports.models import ProblemStatus, SubmissionReport
-from grader.sandbox.backends.base import LimitOverrides
-from grader.sandbox.backends.warm import WarmBackend
-from grader.sandbox.engine import client
+from grader.sandboxing.backends.base import LimitOverrides
+from grader.sandboxing.backends.warm import WarmBackend
+from grader.sandboxing.engine import client
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.docker

@@ -2,7 +2,7 @@
 optionally wheels.
 
 The grader is packed from the package as it is installed (a checkout or a wheel) in a
-checkout's layout (its code, the built-in course's `course.toml`, `problems/` and
+checkout's layout (its code, the sandbox, the built-in course's `course.toml`, `problems/` and
 `reference_solutions/`), with a `pyproject.toml` of its own; a course other than the built-in
 one goes under `course/`.
 `setup.sh` builds the image (a virtualenv, the `grader-student` account, the problems and the
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from grader import __version__
 from grader.courses.paths import BUILTIN_COURSE, package_path
-from grader.sandbox.image import TORCH_VERSION
+from grader.sandboxing.image import TORCH_VERSION
 
 STUDENT = "grader-student"
 SOURCE = "/autograder/source/grader"
@@ -61,9 +61,9 @@ fi
 # The unprivileged account the candidate's code runs as.
 id -u {STUDENT} >/dev/null 2>&1 || useradd --system --user-group --no-create-home \\
     --shell /usr/sbin/nologin {STUDENT}
-# Only root reads the problems (hidden checks) and the reference solutions; the worker script,
-# the grader package and the virtualenv stay readable.
-chmod -R go+rX {SOURCE}/grader "$VENV"
+# Only root reads the problems (hidden checks) and the reference solutions; the worker (the
+# sandbox package), the grader package and the virtualenv stay readable.
+chmod -R go+rX {SOURCE}/grader {SOURCE}/sandbox "$VENV"
 chmod -R go-rwx {SOURCE}/problems {SOURCE}/reference_solutions
 if [ -d {COURSE} ]; then chmod -R go-rwx {COURSE}; fi
 chmod go+x /autograder /autograder/source {SOURCE}
@@ -115,7 +115,10 @@ dependencies = [{listed}]
 grader = "grader.cli.main:cli"
 
 [tool.setuptools.packages.find]
-include = ["grader*"]
+include = ["grader*", "sandbox*"]
+
+[tool.setuptools.package-data]
+"sandbox" = ["Dockerfile"]
 """
 
 
@@ -139,18 +142,19 @@ def entry(name: str, executable: bool = False, compressed: bool = True) -> zipfi
 
 def build_autograder(out: Path, course: Path | None = None, wheelhouse: Path | None = None) -> Path:
     """Write the autograder zip: `setup.sh` and `run_autograder` at its root, the grader (code,
-    built-in problems and references, worker) under `grader/`, the course folder `course` (if
+    sandbox, built-in problems and references) under `grader/`, the course folder `course` (if
     not the built-in one) under `course/`, and the wheels of `wheelhouse` under `wheelhouse/`
     (then `setup.sh` installs offline). Same sources, same bytes."""
-    package = package_path("grader")
+    packages = {name: package_path(name) for name in ("grader", "sandbox")}
     out.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(out, "w") as archive:
         archive.writestr(entry("setup.sh", executable=True), SETUP.encode())
         archive.writestr(entry("run_autograder", executable=True), RUN.encode())
         archive.writestr(entry("grader/pyproject.toml"), pyproject().encode())
-        for relative in packed_files(package):
-            name = f"grader/grader/{relative.as_posix()}"
-            archive.writestr(entry(name), (package / relative).read_bytes())
+        for package, folder in packages.items():
+            for relative in packed_files(folder):
+                name = f"grader/{package}/{relative.as_posix()}"
+                archive.writestr(entry(name), (folder / relative).read_bytes())
         for part in COURSE_PARTS:
             found = BUILTIN_COURSE / part
             for relative in [Path()] if found.is_file() else packed_files(found):

@@ -19,8 +19,8 @@ from grader.courses.catalog import Catalog
 from grader.grade import Grader
 from grader.platforms.gradescope.results import gradescope_results
 from grader.reports.models import SubmissionReport
-from grader.sandbox.backends.local import LocalBackend
-from grader.sandbox.notebooks import holds_notebook
+from grader.sandboxing.backends.local import LocalBackend
+from grader.sandboxing.notebooks import holds_notebook
 from grader.verdict.plan import draw_seed
 
 IGNORED = {"__MACOSX"}  # what macOS's zip adds beside the real folder

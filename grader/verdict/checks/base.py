@@ -18,7 +18,7 @@ from typing_extensions import TypeVar
 
 from grader.courses.spec import Arg, CheckSpec, Config, ModuleArg, ProblemSpec, TensorArg
 from grader.reports.models import AttentionPattern, CheckStatus, Diagnosis
-from grader.sandbox.results import (
+from grader.sandboxing.results import (
     BufferInfo,
     CallResult,
     ModuleInfo,

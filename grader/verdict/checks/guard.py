@@ -4,8 +4,8 @@ so they are its own report: a missing entry proves nothing, an entry is a findin
 
 from __future__ import annotations
 
-from grader.sandbox.owntext import own
-from grader.sandbox.results import PolicyEvent, ProblemRun
+from grader.sandboxing.owntext import own
+from grader.sandboxing.results import PolicyEvent, ProblemRun
 
 
 def events(run: ProblemRun) -> list[PolicyEvent]:

@@ -10,7 +10,7 @@ from pydantic import Field
 
 from grader.courses.spec import CheckSpec, Config, ModuleArg, ProblemSpec
 from grader.reports.models import CheckStatus
-from grader.sandbox.owntext import own
+from grader.sandboxing.owntext import own
 from grader.verdict.checks.base import Check, Context, NoParams, Verdict, register
 from grader.verdict.checks.loops import computing_loops, find_function
 from grader.verdict.checks.values import passed

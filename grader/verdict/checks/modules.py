@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from grader.reports.models import CheckStatus
-from grader.sandbox.owntext import own, own_name
+from grader.sandboxing.owntext import own, own_name
 from grader.verdict.checks.base import Context, Verdict, register
 from grader.verdict.checks.returned import CLASSES, typed
 from grader.verdict.checks.structure import Inspecting, OneConfigParams

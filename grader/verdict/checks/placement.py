@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from grader.sandbox.owntext import own_value
+from grader.sandboxing.owntext import own_value
 
 TOLERANCE = 1e-6
 

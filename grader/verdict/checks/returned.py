@@ -2,7 +2,7 @@
 
 Shapes, counts and type names in these words are the candidate process's report: `sizes`, the
 sizes the grader knows for the probe, bound what a candidate-facing message shows of them
-(`grader.sandbox.owntext`)."""
+(`grader.sandboxing.owntext`)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from collections.abc import Collection
 
 import torch
 
-from grader.sandbox.owntext import BUILTIN_NAMES, own, own_count, own_shape, own_type
-from grader.sandbox.results import CallResult, TensorOut, ValueOut
-from grader.sandbox.untrusted import JUDGED
-from grader.sandbox.worker import AttrValue
+from grader.sandboxing.owntext import BUILTIN_NAMES, own, own_count, own_shape, own_type
+from grader.sandboxing.results import CallResult, TensorOut, ValueOut
+from grader.sandboxing.untrusted import JUDGED
+from sandbox.worker import AttrValue
 
 SHOWN = 3  # values of a returned tuple named in a message
 REPR_CHARS = 60

@@ -10,9 +10,8 @@ from pydantic import Field, model_validator
 
 from grader.courses.spec import Config
 from grader.reports.models import CheckStatus
-from grader.sandbox.owntext import own, own_value
-from grader.sandbox.results import TraceEntry
-from grader.sandbox.worker import SetupOp, family_of
+from grader.sandboxing.owntext import own, own_value
+from grader.sandboxing.results import TraceEntry
 from grader.strict import Strict
 from grader.verdict.checks.base import (
     Check,
@@ -26,6 +25,7 @@ from grader.verdict.checks.base import (
 from grader.verdict.checks.values import AllCloseParams, Closeness, passed
 from grader.verdict.diagnose import locate
 from grader.verdict.plan import Mode, Plan
+from sandbox.worker import SetupOp, family_of
 
 SDPA = "scaled_dot_product_attention"
 

@@ -7,12 +7,12 @@ Each reads the problem's scope: its entry file and the candidate's modules it im
 from __future__ import annotations
 
 from grader.reports.models import CheckStatus
-from grader.sandbox.worker import family_of
 from grader.verdict.checks import guard
 from grader.verdict.checks.base import Check, Context, NoParams, Verdict, register
 from grader.verdict.checks.routes import Route, find_routes
 from grader.verdict.checks.scope import SourceFile, Unreadable
 from grader.verdict.checks.values import passed
+from sandbox.worker import family_of
 
 
 class ForbiddenParams(NoParams):

@@ -10,8 +10,16 @@ from pydantic import Field
 
 from grader.courses.spec import Config
 from grader.reports.models import CheckStatus
-from grader.sandbox.owntext import SHOWN_NAMES, others, own, own_name, own_names, own_shape, shown
-from grader.sandbox.results import InspectInfo, ParamInfo, TensorOut
+from grader.sandboxing.owntext import (
+    SHOWN_NAMES,
+    others,
+    own,
+    own_name,
+    own_names,
+    own_shape,
+    shown,
+)
+from grader.sandboxing.results import InspectInfo, ParamInfo, TensorOut
 from grader.verdict.checks.base import (
     Check,
     ConfigParams,

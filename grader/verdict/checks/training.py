@@ -6,7 +6,7 @@ import torch
 from pydantic import Field
 
 from grader.reports.models import CheckStatus
-from grader.sandbox.owntext import own, own_value
+from grader.sandboxing.owntext import own, own_value
 from grader.verdict.checks.base import (
     Check,
     ConfigParams,

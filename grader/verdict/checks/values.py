@@ -8,8 +8,7 @@ import torch
 
 from grader.courses.spec import Config, ModuleArg
 from grader.reports.models import AttentionPattern, CheckStatus, Diagnosis
-from grader.sandbox.owntext import coarse_error, own, own_value
-from grader.sandbox.worker import Argument, Probe
+from grader.sandboxing.owntext import coarse_error, own, own_value
 from grader.verdict import diagnose, patterns
 from grader.verdict.checks.base import (
     Check,
@@ -24,6 +23,7 @@ from grader.verdict.checks.base import (
 )
 from grader.verdict.checks.returned import dtype_text, nonfinite_text
 from grader.verdict.plan import Dtype, Plan
+from sandbox.worker import Argument, Probe
 
 
 def passed(message: str = "") -> Verdict:

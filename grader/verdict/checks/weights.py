@@ -6,7 +6,7 @@ import torch
 
 from grader.courses.spec import CheckSpec, Config, ProblemSpec
 from grader.reports.models import AttentionPattern, CheckStatus
-from grader.sandbox.owntext import own_row_sum, own_value
+from grader.sandboxing.owntext import own_row_sum, own_value
 from grader.verdict.checks.base import (
     Check,
     ConfigParams,

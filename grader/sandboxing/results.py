@@ -1,6 +1,6 @@
 """What comes back from the worker, parsed strictly: the only form in which the host reads it.
 
-Each model reads the worker's record of the same name (`grader/sandbox/worker.py`, where the
+Each model reads the worker's record of the same name (`sandbox/worker.py`, where the
 protocol is defined), field for field; `tests/test_protocol.py` holds them together.
 """
 
@@ -16,17 +16,17 @@ from typing import Annotated, Literal, NamedTuple, TypeVar
 import torch
 from pydantic import AfterValidator, Field, model_validator
 
-from grader.sandbox.capped import read_file_capped, read_log
-from grader.sandbox.owntext import own, own_names, own_shape, own_type
-from grader.sandbox.untrusted import (
+from grader.sandboxing.capped import read_file_capped, read_log
+from grader.sandboxing.owntext import own, own_names, own_shape, own_type
+from grader.sandboxing.untrusted import (
     MAX_DIMS,
     MAX_JSON_BYTES,
     InvalidOutput,
     tensors_from,
     validated,
 )
-from grader.sandbox.worker import RECORD_LENGTH, RESULTS_FILE, SEAL_BYTES, AttrValue, Probe, Seal
 from grader.strict import Strict
+from sandbox.worker import RECORD_LENGTH, RESULTS_FILE, SEAL_BYTES, AttrValue, Probe, Seal
 
 MAX_LOG_CHARS = 4_000
 MAX_OUTPUTS = 16

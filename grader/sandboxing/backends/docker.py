@@ -25,8 +25,8 @@ from typing import IO, Any
 from docker.models.containers import Container
 from docker.types import LogConfig, Mount, Ulimit
 
-from grader.sandbox.backends import cleanup
-from grader.sandbox.backends.base import (
+from grader.sandboxing.backends import cleanup
+from grader.sandboxing.backends.base import (
     SANDBOX_ENV,
     STOPPED,
     Isolation,
@@ -35,9 +35,9 @@ from grader.sandbox.backends.base import (
     WorkerRun,
     feed,
 )
-from grader.sandbox.backends.streams import Streams
-from grader.sandbox.capped import read_text_capped
-from grader.sandbox.engine import (
+from grader.sandboxing.backends.streams import Streams
+from grader.sandboxing.capped import read_text_capped
+from grader.sandboxing.engine import (
     LABEL,
     DockerError,
     client,
@@ -45,8 +45,8 @@ from grader.sandbox.engine import (
     engine_reachable,
     remove_containers,
 )
-from grader.sandbox.image import DEFAULT_TAG, ImageError, image_exists, image_facts
-from grader.sandbox.ustar import UnsafeArchiveError, extract_results
+from grader.sandboxing.image import DEFAULT_TAG, ImageError, image_exists, image_facts
+from grader.sandboxing.ustar import UnsafeArchiveError, extract_results
 
 MIB = 1 << 20
 SANDBOX_UID = 10001
@@ -221,7 +221,7 @@ def kill(container: Container) -> None:
 
 
 class DockerBackend:
-    """Backend that runs `grader/sandbox/worker.py` inside the sandbox image."""
+    """Backend that runs `sandbox/worker.py` inside the sandbox image."""
 
     name = "docker"
     isolation: Isolation = "container"

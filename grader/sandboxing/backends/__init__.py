@@ -1,5 +1,5 @@
 """Backends: where the worker runs (a hardened Docker container, or a local subprocess).
 
 A backend takes a staged submission and a job and gives back the worker's result files; it
-never judges them. May import `grader.sandbox` and `grader.compat`.
+never judges them. May import `grader.sandboxing` and `grader.compat`.
 """

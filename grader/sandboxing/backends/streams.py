@@ -12,7 +12,7 @@ import struct
 
 from docker.models.containers import Container
 
-from grader.sandbox.engine import DockerError, engine_errors
+from grader.sandboxing.engine import DockerError, engine_errors
 
 HEADER = struct.Struct(">BxxxI")
 STDOUT = 1

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import torch
 
-from grader.sandbox import worker
-from grader.sandbox.worker import PROTOCOL_VERSION, Namespace, Probe, ProbeData
+import sandbox.worker as worker
+from sandbox.worker import PROTOCOL_VERSION, Namespace, Probe, ProbeData
 
 __all__ = ["PROTOCOL_VERSION", "run_reference"]
 

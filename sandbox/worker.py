@@ -117,8 +117,8 @@ Mode = Literal["host", "sandbox"]
 
 # ---------------------------------------------------------------------------- the protocol
 # Every record that crosses the trust boundary, defined once. The host writes the job records
-# (`grader/sandbox/protocol.py`, `grader/verdict/plan.py`) and reads the result records with
-# strict pydantic models of the same names (`grader/sandbox/results.py`), which a test holds
+# (`grader/sandboxing/protocol.py`, `grader/verdict/plan.py`) and reads the result records with
+# strict pydantic models of the same names (`grader/sandboxing/results.py`), which a test holds
 # field for field to these.
 
 # -- the job: host to worker
@@ -1116,7 +1116,7 @@ def source_only(root: str) -> None:
 
 def unlisted() -> None:
     """Take this module out of `sys.modules` (and off its package): the names that lead to it
-    (`__main__`, `grader.sandbox.worker`) lead nowhere from the candidate's code. Its functions
+    (`__main__`, `sandbox.worker`) lead nowhere from the candidate's code. Its functions
     keep their globals."""
     own = globals()
     for name in {__name__, "__main__"}:
@@ -1512,7 +1512,7 @@ class Part(NamedTuple):
 
 
 def read_job(fd: int) -> list[Part]:
-    """Read the job stream from the pipe `fd` (see `grader/sandbox/protocol.py`): the index into
+    """Read the job stream from the pipe `fd` (see `grader/sandboxing/protocol.py`): the index into
     memory, each problem's part into its own memory file, never through this process's memory."""
     (size,) = struct.unpack("<Q", read_exact(fd, 8))
     if size > MAX_INDEX_BYTES:

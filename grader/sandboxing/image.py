@@ -16,8 +16,8 @@ from typing import Any
 from docker.utils import parse_repository_tag
 
 from grader.errors import GraderError
-from grader.sandbox.engine import DockerError, Missing, client, engine_errors
-from grader.sandbox.paths import DOCKERFILE, WORKER_FILE
+from grader.sandboxing.engine import DockerError, Missing, client, engine_errors
+from grader.sandboxing.paths import DOCKERFILE, WORKER_FILE
 
 CACHE_DIR = Path(".cache") / "sandbox"
 """Where `sandbox base` and `sandbox wheelhouse` keep their downloads, below the working folder."""

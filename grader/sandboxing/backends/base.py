@@ -80,7 +80,7 @@ temporary folder (and, locally, PATH)."""
 @dataclass(frozen=True)
 class WorkerJob:
     """One submission's run: `job` is the stream the worker reads on stdin
-    (`grader/sandbox/protocol.py`), `outputs` the names of the files it may send back. Setting
+    (`grader/sandboxing/protocol.py`), `outputs` the names of the files it may send back. Setting
     `stop` ends the run at once."""
 
     submission_dir: Path
@@ -120,7 +120,7 @@ def feed(write: Callable[[bytes], object], data: bytes, close: Callable[[], obje
 
 
 class Backend(Protocol):
-    """Runs `grader/sandbox/worker.py` on one submission and returns when it is done."""
+    """Runs `sandbox/worker.py` on one submission and returns when it is done."""
 
     name: str
     isolation: Isolation

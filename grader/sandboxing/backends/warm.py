@@ -21,9 +21,9 @@ from typing import IO, Any
 
 from pydantic import ValidationError
 
-from grader.sandbox.backends import cleanup
-from grader.sandbox.backends.base import STOPPED, Isolation, Limits, WorkerJob, WorkerRun
-from grader.sandbox.backends.docker import (
+from grader.sandboxing.backends import cleanup
+from grader.sandboxing.backends.base import STOPPED, Isolation, Limits, WorkerJob, WorkerRun
+from grader.sandboxing.backends.docker import (
     EXIT_SECONDS,
     MIB,
     STARTUP_GRACE_SECONDS,
@@ -36,10 +36,10 @@ from grader.sandbox.backends.docker import (
     stdout_cap,
     wait_exit,
 )
-from grader.sandbox.backends.streams import Streams
-from grader.sandbox.engine import DockerError, remove_containers
-from grader.sandbox.protocol import encode_submission, read_end
-from grader.sandbox.staging import MAX_TOTAL_BYTES
+from grader.sandboxing.backends.streams import Streams
+from grader.sandboxing.engine import DockerError, remove_containers
+from grader.sandboxing.protocol import encode_submission, read_end
+from grader.sandboxing.staging import MAX_TOTAL_BYTES
 
 SERVE_COUNT = 200
 """Submissions one container grades before it is replaced."""

@@ -10,7 +10,7 @@ The job stream is an index, then one part per problem in the index's order:
         families it refuses, its probes), then the safetensors file of every tensor its probes
         name
 
-Every record is defined once, in the worker (`grader/sandbox/worker.py`).
+Every record is defined once, in the worker (`sandbox/worker.py`).
 
 The worker keeps each part in a memory file of its own, so that a problem's child gets its own
 probes and tensors and nothing of the other problems'.
@@ -33,7 +33,8 @@ import torch
 from pydantic import Field
 from safetensors.torch import save
 
-from grader.sandbox.worker import (
+from grader.strict import Strict
+from sandbox.worker import (
     PROTOCOL_VERSION,
     RESULT_FILES,
     IndexEntry,
@@ -42,7 +43,6 @@ from grader.sandbox.worker import (
     SubmissionFile,
     SubmissionHeader,
 )
-from grader.strict import Strict
 
 PROBLEM_FILES = ("started", *RESULT_FILES)
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")

@@ -34,8 +34,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.sandbox.backends import launch
-from grader.sandbox.backends.base import (
+from grader.sandboxing.backends import launch
+from grader.sandboxing.backends.base import (
     SANDBOX_ENV,
     STOPPED,
     Isolation,
@@ -44,8 +44,8 @@ from grader.sandbox.backends.base import (
     WorkerRun,
     feed,
 )
-from grader.sandbox.capped import read_capped, read_log
-from grader.sandbox.paths import WORKER_FILE
+from grader.sandboxing.capped import read_capped, read_log
+from grader.sandboxing.paths import WORKER_FILE
 
 
 def process_count(uid: int) -> int:

@@ -13,7 +13,7 @@ import signal
 import threading
 from types import FrameType
 
-from grader.sandbox.engine import DockerError, remove_containers
+from grader.sandboxing.engine import DockerError, remove_containers
 
 _lock = threading.Lock()
 _active: set[str] = set()

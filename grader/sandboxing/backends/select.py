@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from grader.errors import GraderError
-from grader.sandbox.backends.base import Backend, Limits
-from grader.sandbox.backends.local import LocalBackend
+from grader.sandboxing.backends.base import Backend, Limits
+from grader.sandboxing.backends.local import LocalBackend
 
 UNSANDBOXED = (
     "To run the submissions' code on this machine without a sandbox, as you, pass --backend "
@@ -24,7 +24,7 @@ def make_backend(
     backend starts a worker `ready` for a first job with these limits."""
     if name == "local":
         return LocalBackend(ready=ready)
-    from grader.sandbox.backends import docker, warm
+    from grader.sandboxing.backends import docker, warm
 
     reason = docker.unavailable_reason(image)
     if reason is not None:

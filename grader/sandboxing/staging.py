@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.sandbox.capped import read_file_capped
-from grader.sandbox.notebooks import NOTEBOOK, defines, notebook_module
+from grader.sandboxing.capped import read_file_capped
+from grader.sandboxing.notebooks import NOTEBOOK, defines, notebook_module
 
 MAX_FILE_BYTES = 1 << 20
 MAX_FILES = 200
