@@ -14,7 +14,8 @@ import sys
 
 import torch
 
-import sandbox.worker as worker
+from sandbox.guard import GUARD
+from sandbox.policy import Refused
 from tests.conftest import ROOT
 
 ROUTES = ROOT / "tests" / "hostile" / "guard_routes"
@@ -23,23 +24,23 @@ ROUTES = ROOT / "tests" / "hostile" / "guard_routes"
 def main(argv: list[str]) -> None:
     if os.environ.get("OLD_TORCH"):
         del torch.library.get_kernel
-    worker.GUARD.install()
+    GUARD.install()
     sys.path.append(str(ROUTES))
     routes: dict[str, bytes | None] = {str(ROUTES / "routes.py"): None}  # the problem's file
-    worker.GUARD.arm([f for f in argv[0].split(",") if f], str(ROUTES), routes)
+    GUARD.arm([f for f in argv[0].split(",") if f], str(ROUTES), routes)
     module = importlib.import_module("routes")
     query = torch.randn(1, 2, 3, 4, dtype=torch.float64, requires_grad=True)
     for name in argv[1:]:
-        worker.GUARD.trace.clear()
+        GUARD.trace.clear()
         try:
             getattr(module, name)(query)
             outcome = "ran"
-        except worker.Refused:
+        except Refused:
             outcome = "refused"
         except Exception as exc:  # what the route itself raised
             outcome = f"raised {type(exc).__name__}"
-        events = worker.GUARD.take_events() + worker.GUARD.check(full=True)
-        line = {"route": name, "outcome": outcome, "trace": worker.GUARD.trace, "events": events}
+        events = GUARD.take_events() + GUARD.check(full=True)
+        line = {"route": name, "outcome": outcome, "trace": GUARD.trace, "events": events}
         print(json.dumps(line), flush=True)
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from sandbox.worker import FAMILIES, family_of
+from sandbox.protocol import FAMILIES, family_of
 from tests.conftest import ROOT
 
 REFUSED_EVERYWHERE = [
@@ -152,21 +152,21 @@ def test_families_are_read_from_names() -> None:
 
 SAME_VALUES = """
 import torch, torch.nn.functional as F
-import sandbox.worker as worker
+from sandbox.guard import GUARD
 
 def run(dtype, causal):
     torch.manual_seed(0)
     q, k, v = (torch.randn(2, 3, 5, 4, dtype=dtype, requires_grad=True) for _ in range(3))
     y = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-    worker.GUARD.local.backward = True
+    GUARD.local.backward = True
     (y * torch.randn_like(y)).sum().backward()
-    worker.GUARD.local.backward = False
+    GUARD.local.backward = False
     return [y.detach(), q.grad, k.grad, v.grad]
 
 cases = [(d, c) for d in (torch.float32, torch.float64) for c in (True, False)]
 before = [run(*case) for case in cases]
-worker.GUARD.install()
-worker.GUARD.arm(["multi_head_attention"], "/nonexistent", {})
+GUARD.install()
+GUARD.arm(["multi_head_attention"], "/nonexistent", {})
 after = [run(*case) for case in cases]
 print(all(torch.equal(a, b) for x, y in zip(before, after) for a, b in zip(x, y)))
 """
@@ -182,9 +182,9 @@ def test_an_allowed_sdpa_gives_bit_identical_values_and_gradients_under_the_guar
 
 NO_PROGRAMS = """
 import multiprocessing, os, subprocess, sys
-import sandbox.worker as worker
+from sandbox.processes import deny_exec
 
-assert worker.deny_exec()
+assert deny_exec()
 for start in (lambda: subprocess.run(["true"]), lambda: os.execv(sys.executable, [sys.executable])):
     try:
         start()
@@ -213,17 +213,17 @@ def test_a_child_cannot_start_another_program_which_would_run_unguarded() -> Non
 
 BASELINE = """
 import json, os, resource
-import sandbox.worker as worker
+from sandbox.processes import io_priority, own_state, reset_inherited
 
-baseline = worker.own_state()
-worker.io_priority(3 << 13)  # the idle class
+baseline = own_state()
+io_priority(3 << 13)  # the idle class
 os.umask(0o077)
 os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
 resource.setrlimit(resource.RLIMIT_NOFILE, (soft // 2, hard))
-changed = worker.own_state()
-worker.reset_inherited(baseline)
-print(json.dumps([baseline, changed, worker.own_state()]))
+changed = own_state()
+reset_inherited(baseline)
+print(json.dumps([baseline, changed, own_state()]))
 """
 
 

@@ -20,7 +20,7 @@ import torch
 from pydantic import ValidationError
 from safetensors.torch import save
 
-import sandbox.worker as worker
+import sandbox.protocol as worker_records
 from grader.sandboxing import results
 from grader.sandboxing.protocol import (
     SubmissionEnd,
@@ -31,7 +31,18 @@ from grader.sandboxing.protocol import (
     result_names,
 )
 from grader.strict import Strict
-from sandbox.worker import PROTOCOL_VERSION, Probe, ProblemJob
+from sandbox.folders import restore, snapshot
+from sandbox.protocol import (
+    PROTOCOL_VERSION,
+    Probe,
+    ProbeData,
+    ProblemJob,
+    SubmissionFile,
+    SubmissionHeader,
+    sealer,
+)
+from sandbox.records import append_record, encode_tensors, load_part, read_job
+from sandbox.serve import read_submission
 
 
 def problem(name: str) -> ProblemJob:
@@ -61,10 +72,10 @@ def test_each_problem_arrives_in_a_memory_file_of_its_own() -> None:
     tensors = {"a": {"a/x": torch.arange(3.0)}, "b": {"b/x": torch.ones(2, 2)}}
     stream = encode_job((problem_part(n, 7, problem(n), tensors[n]) for n in ("a", "b")), {})
     with piped(stream) as read:
-        parts = worker.read_job(read)
+        parts = read_job(read)
     assert [(p.id, p.timeout) for p in parts] == [("a", 7.0), ("b", 7.0)]
     for part in parts:
-        job, inputs = worker.load_part(part.fd)
+        job, inputs = load_part(part.fd)
         os.close(part.fd)
         assert job == problem(part.id)
         assert inputs.keys() == tensors[part.id].keys()
@@ -77,7 +88,7 @@ def test_a_short_job_stream_is_refused() -> None:
     os.write(write, stream[:-3])
     os.close(write)
     with pytest.raises(EOFError):
-        worker.read_job(read)
+        read_job(read)
     os.close(read)
 
 
@@ -98,7 +109,7 @@ def test_a_job_of_another_version_is_refused() -> None:
     os.write(write, stream.replace(ours, f'"version": {PROTOCOL_VERSION + 1}'.encode(), 1))
     os.close(write)
     with pytest.raises(ValueError, match=f"job of protocol {PROTOCOL_VERSION + 1}, worker"):
-        worker.read_job(read)
+        read_job(read)
     os.close(read)
 
 
@@ -135,7 +146,7 @@ def test_every_result_record_has_a_strict_reader() -> None:
 def test_the_hosts_reader_matches_the_workers_record(model: type[Strict]) -> None:
     """Field for field, the same names and types; what the host requires, the worker always
     writes."""
-    record = getattr(worker, model.__name__)
+    record = getattr(worker_records, model.__name__)
     written = get_type_hints(record)
     read = get_type_hints(model)
     assert set(written) == set(model.model_fields)
@@ -156,36 +167,36 @@ def test_a_warm_workers_submission_arrives_whole(tmp_path: Path) -> None:
     (source / "link.py").symlink_to(source / "a.py")
     job = encode_job([problem_part("a", 7, problem("a"), {"a/x": torch.zeros(4)})], {})
     with piped(encode_submission(source, 12.5, job)) as read:
-        submission = worker.read_submission(read)
-        parts = worker.read_job(read)
+        submission = read_submission(read)
+        parts = read_job(read)
         assert os.read(read, 1) == b""
     assert submission is not None
     header, files = submission
-    assert set(header) == set(get_type_hints(worker.SubmissionHeader))
+    assert set(header) == set(get_type_hints(SubmissionHeader))
     assert (header["version"], header["wall"]) == (PROTOCOL_VERSION, 12.5)
-    assert [set(f) for f in header["files"]] == [set(get_type_hints(worker.SubmissionFile))] * 2
+    assert [set(f) for f in header["files"]] == [set(get_type_hints(SubmissionFile))] * 2
     assert files == {Path("a.py"): b"x = 1\n", Path("pkg/b.py"): b"\x00" * 70_000}
     copy = tmp_path / "copy"
-    worker.restore(copy, files)
-    assert worker.snapshot(copy) == files
+    restore(copy, files)
+    assert snapshot(copy) == files
     # what a problem may do to the folder: the next one finds it as handed in
     (copy / "a.py").write_text("raise SystemExit\n")
     (copy / "planted.py").write_text("x = 2\n")
     (copy / "pkg" / "b.py").unlink()
     (copy / "pkg").chmod(0o500)
-    worker.restore(copy, files)
-    assert worker.snapshot(copy) == files
+    restore(copy, files)
+    assert snapshot(copy) == files
     shutil.rmtree(copy)
     copy.symlink_to(source)
-    worker.restore(copy, files)
-    assert not copy.is_symlink() and worker.snapshot(copy) == files
+    restore(copy, files)
+    assert not copy.is_symlink() and snapshot(copy) == files
     assert [p.id for p in parts] == ["a"]
     for part in parts:
         os.close(part.fd)
 
 
 def test_an_end_frame_is_read_strictly() -> None:
-    ended: worker.SubmissionEnd = {
+    ended: worker_records.SubmissionEnd = {
         "exit_code": 0, "signal": None, "timed_out": False, "seconds": 1.5, "oom_kills": None,
         "ipc_removed": 0, "leftovers": [], "state_changed": False, "retire": False,
     }  # fmt: skip
@@ -205,8 +216,8 @@ def test_a_record_holds_the_tensors_as_safetensors_saves_them(tmp_path: Path) ->
         "fp8": torch.randn(3).to(torch.float8_e4m3fn),
         "index": torch.arange(4),
     }
-    assert worker.encode_tensors(tensors) == save(tensors)
-    data: worker.ProbeData = {
+    assert encode_tensors(tensors) == save(tensors)
+    data: ProbeData = {
         "id": "p0",
         "error": None,
         "inspect": None,
@@ -214,10 +225,10 @@ def test_a_record_holds_the_tensors_as_safetensors_saves_them(tmp_path: Path) ->
         "calls": [],
         "policy": [],
     }
-    seal = worker.sealer(b"k" * 32, "prob")
+    seal = sealer(b"k" * 32, "prob")
     for index, probe in enumerate(("p0", "p1")):
-        record: worker.ProbeData = {**data, "id": probe}
-        worker.append_record(tmp_path / "results.bin", record, tensors, seal, index)
+        record: ProbeData = {**data, "id": probe}
+        append_record(tmp_path / "results.bin", record, tensors, seal, index)
     written = list(results.records((tmp_path / "results.bin").read_bytes()))
     first = written[0][0]
     assert json.loads(first.body) == data and first.blob == save(tensors)
@@ -236,8 +247,8 @@ def test_the_warm_heap_is_backed_by_huge_pages() -> None:
     copies a page table entry per 2 MiB), and a forked child still runs torch."""
     code = (
         "import os, torch\n"
-        "import sandbox.worker as worker\n"
-        "collapsed = worker.collapse_heap()\n"
+        "from sandbox.serve import collapse_heap\n"
+        "collapsed = collapse_heap()\n"
         "huge = sum(int(line.split()[1]) for line in open('/proc/self/smaps')"
         " if line.startswith('AnonHugePages:')) << 10\n"
         "pid = os.fork()\n"

@@ -45,7 +45,7 @@ from grader.sandboxing.results import ProbeData, ProbeResult, ProblemExit, Probl
 from grader.verdict.checks.scope import Sources
 from grader.verdict.judge import judge_problem
 from grader.verdict.prepare import Prepared, prepare
-from sandbox.worker import RESULTS_FILE, Probe
+from sandbox.protocol import RESULTS_FILE, Probe
 from tests.conftest import ROOT
 from tests.reports import submission
 from tests.test_results import record

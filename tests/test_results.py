@@ -15,7 +15,7 @@ from safetensors.torch import save
 
 from grader.sandboxing import results
 from grader.sandboxing.results import UNSEALED, read_problem
-from sandbox.worker import RESULTS_FILE, Call, Probe, Seal, sealer
+from sandbox.protocol import RESULTS_FILE, Call, Probe, Seal, sealer
 
 
 def asked(probe_id: str = "p0", calls: int = 0, **extra: Any) -> Probe:

@@ -97,12 +97,13 @@ def test_the_wheel_grades_outside_the_checkout(installed: Installed, graded: Pat
     context.mkdir()
     assemble = (
         "import sys; from pathlib import Path; from grader.sandboxing.paths import DOCKERFILE, "
-        "WORKER_FILE; from grader.sandboxing.image import TORCH_VERSION, assemble_context; "
-        "assemble_context(Path(sys.argv[1]), WORKER_FILE, DOCKERFILE, None, TORCH_VERSION)"
+        "SANDBOX_DIR; from grader.sandboxing.image import TORCH_VERSION, assemble_context; "
+        "assemble_context(Path(sys.argv[1]), SANDBOX_DIR, DOCKERFILE, None, TORCH_VERSION)"
     )
     sh([str(bin_dir / "python"), "-c", assemble, str(context)], work, env)
-    assert {p.name for p in context.iterdir()} >= {"Dockerfile", "worker.py", "requirements.txt"}
-    assert (context / "worker.py").read_bytes() == (ROOT / "sandbox/worker.py").read_bytes()
+    assert {p.name for p in context.iterdir()} >= {"Dockerfile", "sandbox", "requirements.txt"}
+    shipped = {p.name: p.read_bytes() for p in (context / "sandbox").iterdir()}
+    assert shipped == {p.name: p.read_bytes() for p in (ROOT / "sandbox").glob("*.py")}
 
 
 def python_3_10() -> str | None:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # torch: only a kit opened to judge (checked) loads its recor
 
     from grader.verdict.checks.base import Check
     from grader.verdict.reference import Outcome, ReferenceSource
-    from sandbox.worker import ProbeData
+    from sandbox.protocol import ProbeData
 
 KIT_FILE = "kit.json"
 TENSORS_FILE = "reference.safetensors"

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import torch
 
-import sandbox.worker as worker
-from sandbox.worker import PROTOCOL_VERSION, Namespace, Probe, ProbeData
+from sandbox.probes import run_probe
+from sandbox.protocol import PROTOCOL_VERSION, Namespace, Probe, ProbeData
 
 __all__ = ["PROTOCOL_VERSION", "run_reference"]
 
@@ -18,4 +18,4 @@ def run_reference(
     namespace: Namespace, probe: Probe, inputs: dict[str, torch.Tensor]
 ) -> tuple[ProbeData, dict[str, torch.Tensor]]:
     """Run one probe on the reference in `namespace`; an interrupt propagates."""
-    return worker.run_probe(namespace, probe, inputs, "host")
+    return run_probe(namespace, probe, inputs, "host")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import subprocess
@@ -17,7 +16,7 @@ from docker.utils import parse_repository_tag
 
 from grader.errors import GraderError
 from grader.sandboxing.engine import DockerError, Missing, client, engine_errors
-from grader.sandboxing.paths import DOCKERFILE, WORKER_FILE
+from grader.sandboxing.paths import DOCKERFILE, SANDBOX_DIR, worker_files, worker_sha256
 
 CACHE_DIR = Path(".cache") / "sandbox"
 """Where `sandbox base` and `sandbox wheelhouse` keep their downloads, below the working folder."""
@@ -76,10 +75,6 @@ def _stream(argv: Sequence[str], on_line: OnLine, what: str) -> None:
         raise ImageError(f"{what} failed (exit {proc.returncode}):\n" + "\n".join(tail))
 
 
-def file_sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def image_facts(tag: str) -> ImageFacts:
     """Id and labels of a built sandbox image (raise `ImageError` if it is missing)."""
     try:
@@ -111,10 +106,13 @@ def requirements(torch_version: str) -> list[str]:
 def assemble_context(
     dest: Path, worker: Path, dockerfile: Path, wheelhouse: Path | None, torch_version: str
 ) -> None:
-    """Fill `dest` with what the image needs: Dockerfile, worker.py, requirements, wheels."""
+    """Fill `dest` with what the image needs: the Dockerfile, the worker's modules (from the
+    package folder `worker`) under `sandbox/`, requirements, wheels."""
     shutil.copyfile(dockerfile, dest / "Dockerfile")
     (dest / "requirements.txt").write_text("\n".join(requirements(torch_version)) + "\n")
-    shutil.copyfile(worker, dest / "worker.py")
+    (dest / "sandbox").mkdir()
+    for module in worker_files(worker):
+        shutil.copyfile(module, dest / "sandbox" / module.name)
     wheels = dest / "wheelhouse"
     wheels.mkdir()
     if wheelhouse is None:
@@ -136,14 +134,14 @@ def build_image(
     wheelhouse: Path | None = None,
     torch_index_url: str | None = None,
     torch_version: str = TORCH_VERSION,
-    worker: Path = WORKER_FILE,
+    worker: Path = SANDBOX_DIR,
     dockerfile: Path = DOCKERFILE,
     on_line: OnLine = _ignore,
 ) -> ImageFacts:
     """Build the sandbox image; with a wheelhouse the build runs with networking off."""
-    if not worker.is_file():
+    if not (worker / "__main__.py").is_file():
         raise ImageError(f"worker not found: {worker}")
-    buildargs = {"TORCH_VERSION": torch_version, "WORKER_SHA256": file_sha256(worker)}
+    buildargs = {"TORCH_VERSION": torch_version, "WORKER_SHA256": worker_sha256(worker)}
     if base_image is not None:
         buildargs["BASE_IMAGE"] = base_image
     if wheelhouse is None and torch_index_url:

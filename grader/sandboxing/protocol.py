@@ -10,12 +10,12 @@ The job stream is an index, then one part per problem in the index's order:
         families it refuses, its probes), then the safetensors file of every tensor its probes
         name
 
-Every record is defined once, in the worker (`sandbox/worker.py`).
+Every record is defined once, in the worker (`sandbox/protocol.py`).
 
 The worker keeps each part in a memory file of its own, so that a problem's child gets its own
 probes and tensors and nothing of the other problems'.
 
-A warm worker (`worker.py --serve`) reads, per submission, u64 n, n bytes of a header JSON
+A warm worker (`--serve`) reads, per submission, u64 n, n bytes of a header JSON
 (`SubmissionHeader`: version, wall clock, each file's name and size), the files' bytes in that
 order, then the job stream; once it is done it sends an end frame (`SubmissionEnd`).
 """
@@ -34,15 +34,15 @@ from pydantic import Field
 from safetensors.torch import save
 
 from grader.strict import Strict
-from sandbox.worker import (
+from sandbox.protocol import (
     PROTOCOL_VERSION,
-    RESULT_FILES,
     IndexEntry,
     JobIndex,
     ProblemJob,
     SubmissionFile,
     SubmissionHeader,
 )
+from sandbox.stream import RESULT_FILES
 
 PROBLEM_FILES = ("started", *RESULT_FILES)
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")

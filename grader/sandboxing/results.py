@@ -1,6 +1,6 @@
 """What comes back from the worker, parsed strictly: the only form in which the host reads it.
 
-Each model reads the worker's record of the same name (`sandbox/worker.py`, where the
+Each model reads the worker's record of the same name (`sandbox/protocol.py`, where the
 protocol is defined), field for field; `tests/test_protocol.py` holds them together.
 """
 
@@ -26,7 +26,7 @@ from grader.sandboxing.untrusted import (
     validated,
 )
 from grader.strict import Strict
-from sandbox.worker import RECORD_LENGTH, RESULTS_FILE, SEAL_BYTES, AttrValue, Probe, Seal
+from sandbox.protocol import RECORD_LENGTH, RESULTS_FILE, SEAL_BYTES, AttrValue, Probe, Seal
 
 MAX_LOG_CHARS = 4_000
 MAX_OUTPUTS = 16

@@ -16,7 +16,7 @@ import torch
 from grader.courses.spec import Config, ModuleArg, ProblemSpec, TensorArg
 from grader.errors import GraderFault
 from grader.verdict.reference import ReferenceSource
-from sandbox.worker import (
+from sandbox.protocol import (
     Argument,
     Call,
     Probe,

@@ -21,7 +21,8 @@ from torch import nn
 
 from grader.courses.coursefile import CourseError
 from grader.sandboxing import executor
-from sandbox.worker import Probe, ProbeData, seed_cpu
+from sandbox.probes import seed_cpu
+from sandbox.protocol import Probe, ProbeData
 
 Outcome = tuple[ProbeData, dict[str, torch.Tensor]]
 

@@ -30,10 +30,9 @@ from grader.sandboxing.backends.docker import (
     unavailable_reason,
 )
 from grader.sandboxing.engine import LABEL, client
-from grader.sandboxing.image import file_sha256
-from grader.sandboxing.paths import WORKER_FILE
+from grader.sandboxing.paths import worker_sha256
 from grader.sandboxing.protocol import encode_job, problem_part, result_names
-from sandbox.worker import ProblemJob
+from sandbox.protocol import ProblemJob
 from tests.conftest import ROOT as REPO_ROOT
 from tests.docker.engine import sandbox_containers
 
@@ -99,7 +98,7 @@ def test_describe_reports_image_id_and_torch(sandbox_image: str) -> None:
 
 def test_image_holds_the_current_worker(sandbox_image: str) -> None:
     facts = DockerBackend(sandbox_image).describe()
-    assert facts["worker_sha256"] == file_sha256(WORKER_FILE), (
+    assert facts["worker_sha256"] == worker_sha256(), (
         "sandbox image is stale: rebuild it (scripts/ci-docker.sh)"
     )
 

@@ -120,7 +120,7 @@ def feed(write: Callable[[bytes], object], data: bytes, close: Callable[[], obje
 
 
 class Backend(Protocol):
-    """Runs `sandbox/worker.py` on one submission and returns when it is done."""
+    """Runs the worker (the `sandbox` package) on one submission and returns when it is done."""
 
     name: str
     isolation: Isolation

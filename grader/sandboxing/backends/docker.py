@@ -6,7 +6,7 @@ zero bytes). The submission is a read-only bind mount, made readable for the san
 10001) by adding read bits on the host if they lack them; the job arrives on stdin, through
 the engine's attach socket. The worker is PID 1 (no init process): it reaps every orphan, and
 no process of the container can signal it or open its /proc files. Results leave the
-container as a ustar stream on its stdout (`worker.py --emit-tar`), read with a byte cap and
+container as a ustar stream on its stdout (the worker's `--emit-tar`), read with a byte cap and
 extracted by a strict reader of our own.
 """
 
@@ -60,8 +60,10 @@ EXTRACT_SECONDS = 60.0
 """Time allowed for reading the result stream, after the container ended."""
 EXIT_SECONDS = 30
 """Time allowed for a container to be gone once its streams ended or it was killed."""
+IN_IMAGE = ("python3", "-I", "/opt/worker/sandbox/__main__.py")
+"""How the image runs the worker (the `sandbox` package, copied to /opt/worker)."""
 WORKER_COMMAND: tuple[str, ...] = (
-    "python3", "/opt/worker/worker.py",
+    *IN_IMAGE,
     "--submission", "/submission", "--out", "/out", "--emit-tar", "--clean-scratch",
 )  # fmt: skip
 
@@ -221,7 +223,7 @@ def kill(container: Container) -> None:
 
 
 class DockerBackend:
-    """Backend that runs `sandbox/worker.py` inside the sandbox image."""
+    """Backend that runs the worker (the `sandbox` package) inside the sandbox image."""
 
     name = "docker"
     isolation: Isolation = "container"

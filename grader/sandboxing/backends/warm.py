@@ -1,7 +1,7 @@
 """Warm workers: long-lived sandbox containers, each grading submissions one after another.
 
 Each container has every option of `docker.py`'s (but no mount: the submission's files arrive on
-stdin with the job) and runs `worker.py --serve K`: it imports torch once, then grades each
+stdin with the job) and runs the worker with `--serve K`: it imports torch once, then grades each
 submission exactly as a throw-away container's worker would, each problem in a child of PID 1,
 and sends its result stream in frames on stdout. Once the submission is done it kills every
 other process of the container, empties /tmp, /dev/shm and /out, removes System V IPC objects
@@ -25,6 +25,7 @@ from grader.sandboxing.backends import cleanup
 from grader.sandboxing.backends.base import STOPPED, Isolation, Limits, WorkerJob, WorkerRun
 from grader.sandboxing.backends.docker import (
     EXIT_SECONDS,
+    IN_IMAGE,
     MIB,
     STARTUP_GRACE_SECONDS,
     DockerBackend,
@@ -67,7 +68,7 @@ class Gone(Exception):
 
 
 def serve_command(count: int) -> tuple[str, ...]:
-    return ("python3", "/opt/worker/worker.py", "--out", "/out", "--serve", str(count))
+    return (*IN_IMAGE, "--out", "/out", "--serve", str(count))
 
 
 def container_key(limits: Limits) -> tuple[Any, ...]:

@@ -13,7 +13,7 @@ import torch
 from grader.sandboxing.owntext import BUILTIN_NAMES, own, own_count, own_shape, own_type
 from grader.sandboxing.results import CallResult, TensorOut, ValueOut
 from grader.sandboxing.untrusted import JUDGED
-from sandbox.worker import AttrValue
+from sandbox.protocol import AttrValue
 
 SHOWN = 3  # values of a returned tuple named in a message
 REPR_CHARS = 60

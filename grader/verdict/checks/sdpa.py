@@ -25,7 +25,7 @@ from grader.verdict.checks.base import (
 from grader.verdict.checks.values import AllCloseParams, Closeness, passed
 from grader.verdict.diagnose import locate
 from grader.verdict.plan import Mode, Plan
-from sandbox.worker import SetupOp, family_of
+from sandbox.protocol import SetupOp, family_of
 
 SDPA = "scaled_dot_product_attention"
 

@@ -12,7 +12,7 @@ from grader.verdict.checks.base import Check, Context, NoParams, Verdict, regist
 from grader.verdict.checks.routes import Route, find_routes
 from grader.verdict.checks.scope import SourceFile, Unreadable
 from grader.verdict.checks.values import passed
-from sandbox.worker import family_of
+from sandbox.protocol import family_of
 
 
 class ForbiddenParams(NoParams):

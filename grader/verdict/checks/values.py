@@ -23,7 +23,7 @@ from grader.verdict.checks.base import (
 )
 from grader.verdict.checks.returned import dtype_text, nonfinite_text
 from grader.verdict.plan import Dtype, Plan
-from sandbox.worker import Argument, Probe
+from sandbox.protocol import Argument, Probe
 
 
 def passed(message: str = "") -> Verdict:

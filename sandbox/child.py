@@ -1,0 +1,159 @@
+"""A problem's child and the loop that runs one child per problem of a submission."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from sandbox.folders import (
+    MAX_CLEANUP_ENTRIES,
+    SCRATCH_ROOTS,
+    empty,
+    fresh_folder,
+    reclaim,
+    restore,
+)
+from sandbox.guard import GUARD
+from sandbox.probes import describe_error, run_probe
+from sandbox.processes import BASELINE, deny_exec, end_descendants, reset_inherited, wait_child
+from sandbox.protocol import (
+    PROTOCOL_VERSION,
+    RESULTS_FILE,
+    Files,
+    ImportStatus,
+    ProblemExit,
+    WorkerReport,
+    sealer,
+)
+from sandbox.records import Part, append_record, load_part, write_bytes, write_json
+from sandbox.stream import Emitter, FrameWriter, PipeWriter
+
+
+def run_problem(
+    parts: list[Part], submission: str, files: Files | None, out: Path, inherited: tuple[int, ...]
+) -> None:
+    """Child process: import the candidate's entry file and run every probe of one problem,
+    the first of `parts` (the parts still open: this one and those of later problems), once
+    the worker's own descriptors (`inherited`: the result stream, the host's) are closed and
+    the policy guard is armed (`files`: the submission as handed in, None if read-only)."""
+    part = parts[0]
+    problem, inputs = load_part(part.fd)
+    seal = sealer(bytes.fromhex(problem["key"]), part.id)
+    problem["key"] = ""
+    for fd in (*inherited, *(p.fd for p in parts)):
+        os.close(fd)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    folder = out / part.id
+    for fd, name in ((1, "stdout.txt"), (2, "stderr.txt")):
+        target = os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(target, fd)
+        os.close(target)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    reset_inherited(BASELINE)
+    deny_exec()
+    os.chdir(submission)
+    home = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # where `sandbox` is
+    kept = [p for p in sys.path if p and os.path.realpath(p) != home]
+    if os.path.join(home, "") in GUARD.libraries:  # installed among the libraries: theirs
+        kept = [p for p in sys.path if p]
+    sys.path[:] = [*kept, submission]
+    sys.dont_write_bytecode = True
+    root = os.path.realpath(submission)
+    allowed: dict[str, bytes | None] = {os.path.join(root, n): None for n in part.scope}
+    if files is not None:  # a folder the candidate's code can write: as handed in, byte for byte
+        handed_in = {str(name): data for name, data in files.items()}
+        allowed = {os.path.join(root, n): handed_in[n] for n in part.scope if n in handed_in}
+    GUARD.arm(problem["refuse"], root, allowed)
+    status: ImportStatus = {"import_error": None, "policy": []}
+    try:
+        module = importlib.import_module(Path(problem["entry"]).stem)
+    except BaseException as exc:  # candidate code may raise anything
+        status["import_error"] = describe_error(exc, "import", 0, submission)
+    status["policy"] = GUARD.take_events() + GUARD.check(full=False)
+    encoded = json.dumps(status).encode()
+    write_bytes(folder / "import.json", seal("import", encoded).hex().encode() + b"\n" + encoded)
+    if status["import_error"] is not None:
+        exit_child(0)
+    namespace = vars(module)
+    probes = problem["probes"]
+    for index, probe in enumerate(probes):
+        result, tensors = run_probe(namespace, probe, inputs, "sandbox", submission)
+        result["policy"] = GUARD.take_events() + GUARD.check(full=index == len(probes) - 1)
+        append_record(folder / RESULTS_FILE, result, tensors, seal, index)
+    exit_child(0)
+
+
+def exit_child(code: int) -> None:
+    """Flush what the candidate printed, then leave without running any candidate cleanup."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
+
+
+def worker_report() -> WorkerReport:
+    """What this worker is: its protocol version and the torch and Python it runs."""
+    return {
+        "version": PROTOCOL_VERSION,
+        "torch": torch.__version__,
+        "python": sys.version.split()[0],
+    }
+
+
+def run_submission(
+    parts: list[Part],
+    submission: str,
+    files: Files | None,
+    out: Path,
+    inherited: tuple[int, ...],
+    sink: PipeWriter | FrameWriter | None,
+    scratch: bool = False,
+) -> None:
+    """Run each problem of the job in a child of its own (which first closes the `inherited`
+    descriptors), one after another, on the submission's `files` written anew (None: its
+    folder is read-only) in an emptied /tmp and /dev/shm with `scratch` (a warm container's),
+    and send each problem's files on `sink` as soon as its processes are gone, or leave them
+    without one."""
+    emitter = Emitter(out, sink)
+    write_json(out / "worker.json", worker_report())
+    emitter.send(out / "worker.json")
+    for index, part in enumerate(parts):
+        if scratch:
+            for root in SCRATCH_ROOTS:  # what an earlier problem left (and the submission's copy)
+                with contextlib.suppress(OSError):  # left for the clean-up after the submission
+                    empty(root, MAX_CLEANUP_ENTRIES)
+        if files is not None:
+            restore(Path(submission), files)
+        folder = out / part.id
+        fresh_folder(folder)
+        (folder / "started").touch()
+        emitter.send(folder / "started")  # from here on, candidate code may have run
+        start = time.monotonic()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                run_problem(parts[index:], submission, files, out, inherited)
+            finally:
+                os._exit(70)
+        code, sig, timed_out = wait_child(pid, part.timeout)
+        strays = end_descendants()
+        ended: ProblemExit = {
+            "exit_code": code,
+            "signal": sig,
+            "timed_out": timed_out,
+            "seconds": round(time.monotonic() - start, 4),
+            "stray_processes": strays,
+        }
+        reclaim(folder)
+        write_json(folder / "exit.json", ended)
+        emitter.send_results(folder)
+        os.close(part.fd)
+    emitter.close()
