@@ -1,76 +1,139 @@
-"""The library's front door: grade a batch, check one's own work, validate a course, render.
+"""The library's front door: every command's work, called by the CLI, the benchmark and tests.
 
-The CLI, the benchmark and the tests call these functions. None reads a global path: each
-takes the `Catalog` it works on. Every failure of the grader raises a `GraderError`; a
-candidate's mistake is a verdict in the returned reports, never an exception. What runs
-tensors is imported by the functions that grade, so that rendering starts without torch.
+Each function takes keyword arguments after its subject, reads no global path (a course is
+`--course`'s folder, None for the built-in one) and raises a `GraderError` for every failure of
+the grader; a candidate's mistake is a verdict in the returned reports, never an exception. What
+runs tensors or talks to the Docker engine is imported by the functions that need it, so that
+`--help`, `schema` and `report` start without torch.
 """
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field
+import re
+import shutil
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, get_args
 
-from pydantic import Field
-
+from grader.batch import Interrupted, Listener, Settings, grade_path, kit_seed
+from grader.courses.course import OpenCourse, open_course, read_course
+from grader.courses.coursefile import reveal_after_due
+from grader.courses.spec import Visibility
 from grader.errors import GraderError
-from grader.names import grader_owned, slug, submission_name
-from grader.outputs import Options, read_reports, write_outputs
-from grader.platforms.exports import open_export
+from grader.outputs import FORMATS, Options, read_reports, write_outputs
 from grader.reports.junit import SuiteBy
-from grader.reports.models import (
-    ProblemReport,
-    ProblemStatus,
-    Student,
-    SubmissionReport,
-    write_report,
-)
-from grader.reports.text import fraction
-from grader.resume import batch_seed, check_problems, saved_report
-from grader.sandboxing.backends.base import LimitOverrides, batch_limits
+from grader.reports.models import SubmissionReport, json_schema, write_report
+from grader.resume import stale_warning
+from grader.sandboxing.backends.base import BackendName, Isolation, LimitOverrides, batch_limits
 from grader.sandboxing.backends.select import make_backend
-from grader.strict import Strict
+from grader.sandboxing.image import (
+    CACHE_DIR,
+    DEFAULT_BASE,
+    DEFAULT_TAG,
+    TORCH_VERSION,
+    build_image,
+    download_wheelhouse,
+    make_base_image,
+)
+from grader.shards import Shard, merged_reports, read_shard
 
 if TYPE_CHECKING:
     from grader.courses.catalog import Catalog, Problem
-    from grader.grade import Grader
     from grader.validate import Outcome
 
-Advance = Callable[[str], None]
-"""Told the name and score of each submission as it is graded."""
+__all__ = [
+    "CACHE_DIR", "DEFAULT_BASE", "DEFAULT_TAG", "FORMATS", "SUITES", "TORCH_VERSION",
+    "BackendName", "GraderError", "Interrupted", "Isolation", "LimitOverrides", "Listener",
+    "Settings", "Shard", "SuiteBy", "build_image", "download_wheelhouse", "make_base_image",
+]  # fmt: skip
+
+SUITES: tuple[str, ...] = get_args(SuiteBy)
+"""What one JUnit testsuite holds: a submission's problems, or a problem's submissions."""
+CANDIDATE_BACKEND = BackendName.local
+"""Where `check` and `validate` run code by default: the candidate's own, or the course's."""
+ENV_COURSE = "GRADER_COURSE"
 
 
-@contextmanager
-def no_progress(total: int) -> Iterator[Advance]:
-    yield lambda _line: None
+# -- courses
 
 
-@dataclass(frozen=True)
-class Listener:
-    """Where a batch tells what it does: `note` for status lines, `warn` for what it left out,
-    `progress(total)` for a context that is advanced once per graded submission."""
+def course(path: Path | None, *, checked: bool = True, full: bool = False) -> OpenCourse:
+    """The course at `path` (None: the built-in one); `checked`, its specs bound to their checks
+    (which imports torch); `full`, refusing a candidate kit, which holds the visible checks only."""
+    found = open_course(path, checked)
+    if full and found.catalog.is_kit:
+        raise GraderError(
+            f"{found.folder} is a candidate kit (visible checks only): give the full course"
+        )
+    return found
 
-    note: Callable[[str], None] = lambda _line: None
-    warn: Callable[[str], None] = lambda _line: None
-    progress: Callable[[int], AbstractContextManager[Advance]] = no_progress
+
+def problem_lines(path: Path | None) -> list[str]:
+    """One line per problem of the course: number, id, points, checks shown and hidden, title."""
+    selected = list(course(path, checked=False).catalog.problems.values())
+    width = max((len(p.spec.id) for p in selected), default=0)
+    lines = []
+    for problem in selected:
+        spec, (hidden, _) = problem.spec, problem.hidden()
+        visible = sum(c.visibility is Visibility.visible for c in spec.checks)
+        lines.append(
+            f"{spec.number:>3}  {spec.id:<{width}} {problem.points:>4g} pts  "
+            f"({visible} visible, {hidden} hidden checks)  {spec.title}"
+        )
+    return lines
 
 
-@dataclass(frozen=True)
-class Settings:
-    """How a batch is graded: where the code runs, how many at once, with which seed."""
+def one_problem(path: Path | None, problem: str) -> Problem:
+    (chosen,) = course(path, checked=False).catalog.select([problem])
+    return chosen
 
-    backend: str = "docker"
-    image: str | None = None
-    jobs: int = 1
-    seed: int | None = None  # None: a random seed (or, resuming, the saved batch's)
-    limits: LimitOverrides = field(default_factory=LimitOverrides)
-    resume: bool = False  # reuse saved reports that are still valid
-    shard: Shard | None = None  # grade only this slice of the batch (needs a seed)
-    isolation: str = "warm"  # docker: warm workers, or a fresh `container` per submission
+
+def describe_problem(path: Path | None, problem: str) -> str:
+    """The problem's statement, contract and starter file, as a candidate reads them."""
+    from grader.reports.problem import describe
+
+    return describe(one_problem(path, problem))
+
+
+def write_starter(path: Path | None, problem: str, directory: Path) -> Path:
+    """The problem's starter file written into `directory`, never over an existing file."""
+    chosen = one_problem(path, problem)
+    target = directory / chosen.spec.entry
+    if target.exists():
+        raise GraderError(f"{target} exists: not overwritten")
+    directory.mkdir(parents=True, exist_ok=True)
+    target.write_text(chosen.starter, encoding="utf-8")
+    return target
+
+
+def new_problem(path: Path, problem: str, *, symbol: str = "solve") -> tuple[Path, Path]:
+    """A small working problem scaffolded in the course folder `path` (made if need be): its
+    folder and its reference solution."""
+    from grader.courses.paths import reference_path
+    from grader.courses.scaffold import scaffold
+
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", problem):
+        raise GraderError(f"{problem!r}: a problem id is lower case letters, digits and _")
+    folder = scaffold(path, problem, symbol)
+    return folder, reference_path(folder)
+
+
+def release(path: Path | None, out: Path, *, seed: int | None = None) -> Path:
+    """The candidate kit in `out`: statements, starters, contracts and what the visible checks
+    need to run, without references or hidden checks."""
+    from grader.courses.release import release as write_kit
+
+    return write_kit(course(path), out, seed)
+
+
+def report_schema() -> dict[str, Any]:
+    """The JSON schema of a submission report."""
+    return json_schema()
+
+
+# -- candidates
 
 
 @dataclass(frozen=True)
@@ -82,248 +145,12 @@ class Feedback:
     unseen: dict[str, tuple[int, float]]
 
 
-def grader(
-    catalog: Catalog,
-    problems: Sequence[str] = (),
-    backend: str = "docker",
-    image: str | None = None,
-    seed: int | None = None,
-    limits: LimitOverrides | None = None,
-) -> Grader:
-    """A `Grader` of `problems` (a context manager), for grading submissions one by one."""
-    from grader.grade import Grader
-    from grader.verdict.plan import draw_seed
-
-    selected = catalog.select(list(problems))
-    return Grader(catalog, selected, make_backend(backend, image), draw_seed(seed), limits)
-
-
-def grade_path(
-    catalog: Catalog,
-    path: Path,
-    out_dir: Path,
-    settings: Settings,
-    problems: Sequence[str] = (),
-    listener: Listener = Listener(),
-) -> list[SubmissionReport]:
-    """Grade what `path` holds (a submission, a folder or zip of them, a Gradescope export, a
-    folder of Classroom clones) and save each report in `out_dir`, in input order."""
-    catalog.select(list(problems))  # an unknown problem is refused before anything is read
-    with open_export(path, catalog) as export:
-        for reason in export.skipped:
-            listener.warn(f"Skipped {reason}")
-        found = len(export.submissions)
-        listener.note(f"Reading {export.layout}: {found} submission(s)")
-        if not export.submissions:
-            raise GraderError(f"no submissions in {path}")
-        students = {s.path: s.student for s in export.submissions if s.student is not None}
-        submissions = [s.path for s in export.submissions]
-        shard = settings.shard
-        if shard is not None:
-            if settings.seed is None:
-                raise GraderError("--shard needs --seed: every shard must grade with one seed")
-            submissions = [s for s in submissions if shard.holds(submission_name(s))]
-            record = ShardRecord(
-                index=shard.index,
-                count=shard.count,
-                seed=settings.seed,
-                submissions=[submission_name(s) for s in submissions],
-            )
-            out_dir.mkdir(parents=True, exist_ok=True)  # an empty slice is a shard too
-            (out_dir / SHARD_FILE).write_text(record.model_dump_json(indent=2) + "\n")
-            listener.note(f"Shard {shard.index}/{shard.count}: {len(submissions)} submission(s)")
-        return grade_batch(catalog, submissions, out_dir, settings, problems, students, listener)
-
-
-@dataclass(frozen=True)
-class Shard:
-    """The `index`-th (from 1) of `count` stable slices of a batch: a submission's slice
-    depends on its name alone, so every machine agrees whatever order it lists them in."""
-
-    index: int
-    count: int
-
-    def holds(self, name: str) -> bool:
-        digest = hashlib.sha256(name.encode("utf-8")).digest()
-        return int.from_bytes(digest[:8], "big") % self.count == self.index - 1
-
-
-SHARD_FILE = "grader-shard.json"
-"""Beside the reports, named as no report can be (`grader.names`)."""
-
-
-class ShardRecord(Strict):
-    """A shard's output folder says which slice of which batch it holds and what it was given
-    to grade, so that a merge can tell a missing or unfinished shard from an empty one."""
-
-    index: int = Field(ge=1)
-    count: int = Field(ge=1)
-    seed: int
-    submissions: list[str]
-
-
-def read_shard(folder: Path) -> ShardRecord | None:
-    """The folder's shard record; None when it holds none (not a shard's output)."""
-    path = folder / SHARD_FILE
-    if not path.is_file():
-        return None
-    try:
-        return ShardRecord.model_validate_json(path.read_bytes())
-    except ValueError as exc:
-        raise GraderError(f"{path}: not a shard record ({exc})") from exc
-
-
-def check_records(records: Mapping[Path, ShardRecord | None]) -> None:
-    """Refuse a merge that is not every shard of one batch, from their records alone."""
-    missing = [str(f) for f, r in records.items() if r is None]
-    if missing:
-        raise GraderError(f"not the output of `grader grade --shard`: {', '.join(missing)}")
-    known = [r for r in records.values() if r is not None]
-    seeds = sorted({r.seed for r in known})
-    if len(seeds) > 1:
-        raise GraderError(f"the shards were graded with different seeds: {seeds}")
-    (count, *others) = sorted({r.count for r in known})
-    if others:
-        raise GraderError(f"shards of batches cut in {count} and {others[0]} slices")
-    given = sorted(r.index for r in known)
-    if len(set(given)) < len(given):
-        raise GraderError(f"a shard given twice: {given}")
-    absent = [f"{k}/{count}" for k in range(1, count + 1) if k not in given]
-    if absent:
-        raise GraderError(
-            f"shard(s) {', '.join(absent)} missing: the gradebook would lack their submissions"
-        )
-
-
-def check_complete(records: Mapping[Path, ShardRecord], graded: Mapping[Path, set[str]]) -> None:
-    """Refuse a merge of shards one of which lacks some of its reports."""
-    for folder, record in records.items():
-        lacking = set(record.submissions) - graded[folder]
-        if lacking:
-            raise GraderError(
-                f"shard {record.index}/{record.count} ({folder}) lacks {len(lacking)} of its "
-                f"{len(record.submissions)} reports: grade it again with --resume"
-            )
-
-
-def stale_warning(names: Iterable[str], out_dir: Path, batch: str) -> str | None:
-    """A warning when `out_dir` holds reports of submissions other than these (`batch` says
-    which they are), which its gradebook leaves out; None when it holds no other."""
-    slugs = {slug(name) for name in names}
-    saved = sorted(p.stem for p in out_dir.glob("*.json") if not grader_owned(p))
-    stale = [stem for stem in saved if stem not in slugs]
-    if not stale:
-        return None
-    return (
-        f"{out_dir} also holds {len(stale)} report(s) of submissions not in {batch} "
-        f"({', '.join(stale[:3])}{', ...' if len(stale) > 3 else ''}): its summary.csv "
-        f"leaves them out, but `grader report {out_dir}` would include them"
-    )
-
-
-class Interrupted(GraderError):
-    """A batch stopped by Ctrl-C or SIGTERM once its running submissions were killed: the
-    reports written so far are kept, and `--resume` grades the rest with the same seed."""
-
-    def __init__(self, kept: int, left: int, out_dir: Path, exit_code: int) -> None:
-        self.kept, self.left, self.out_dir, self.exit_code = kept, left, out_dir, exit_code
-        super().__init__(
-            f"stopped: {kept} report(s) kept in {out_dir}, {left} submission(s) not graded"
-        )
-
-
-def grade_batch(
-    catalog: Catalog,
-    submissions: Sequence[Path],
-    out_dir: Path,
-    settings: Settings,
-    problems: Sequence[str] = (),
-    students: Mapping[Path, Student] | None = None,
-    listener: Listener = Listener(),
-) -> list[SubmissionReport]:
-    """Grade submission folders and save each report in `out_dir` as it is done; the reports
-    in input order. Resuming, the still valid saved reports are returned as they are."""
-    selected = catalog.select(list(problems))
-    seed, saved = kit_seed(catalog, settings.seed), {}
-    if settings.resume:
-        seed = batch_seed(list(submissions), out_dir, seed)
-        ids = [p.spec.id for p in selected]
-        check_problems(list(submissions), out_dir, ids)
-        for submission in submissions:
-            report = saved_report(submission, out_dir, ids)
-            if report is not None:
-                saved[submission] = report
-        listener.note(f"Resuming: {len(saved)} submission(s) already graded")
-    stale = stale_warning((submission_name(s) for s in submissions), out_dir, "this batch")
-    if stale is not None:
-        listener.warn(stale)
-    todo = [s for s in submissions if s not in saved]
-    if todo:
-        from grader.grade import Grader
-        from grader.verdict.plan import draw_seed
-
-        backend = make_backend(settings.backend, settings.image, settings.isolation)
-        run_seed = draw_seed(seed)
-        listener.note(f"Grading {len(todo)} submission(s) on {backend.name}, seed {run_seed}")
-        written: dict[int, SubmissionReport] = {}  # by the graded report's id: the saved one
-        try:
-            with (
-                Grader(catalog, selected, backend, run_seed, settings.limits) as grader,
-                listener.progress(len(todo)) as advance,
-            ):
-
-                def done(report: SubmissionReport) -> None:
-                    written[id(report)] = stored = save_report(report, out_dir)
-                    advance(f"{stored.submission} {fraction(stored.total, stored.max_total)}")
-
-                fresh = [
-                    written[id(r)] for r in grader.grade_many(todo, settings.jobs, done, students)
-                ]
-        except (KeyboardInterrupt, SystemExit) as stop:
-            code = 130 if isinstance(stop, KeyboardInterrupt) else stop.code
-            kept = len(saved) + len(written)
-            raise Interrupted(kept, len(todo) - len(written), out_dir, int(code or 1)) from stop
-        saved.update(zip(todo, fresh, strict=True))
-    return [saved[s] for s in submissions]
-
-
-def save_report(report: SubmissionReport, out_dir: Path) -> SubmissionReport:
-    """Save `report` in `out_dir` and return it; when it cannot be saved, that submission's
-    grader_error report is saved and returned instead. A `GraderError` when no report can be."""
-    try:
-        write_report(report, out_dir)
-        return report
-    except (OSError, ValueError) as exc:
-        fault = unsaved(report, exc)
-    try:
-        write_report(fault, out_dir)
-    except (OSError, ValueError) as exc:
-        raise GraderError(f"cannot save reports in {out_dir}: {exc}") from exc
-    return fault
-
-
-def unsaved(report: SubmissionReport, exc: Exception) -> SubmissionReport:
-    """The grader_error report of a submission whose report could not be saved."""
-    message = f"grader error: its report could not be saved: {exc!r}"
-    problems = [
-        ProblemReport(
-            problem=p.problem,
-            title=p.title,
-            status=ProblemStatus.grader_error,
-            score=0,
-            max_score=p.max_score,
-            message=message,
-        )
-        for p in report.problems
-    ]
-    return report.model_copy(update={"problems": problems, "total": 0, "message": message})
-
-
 def check(
-    course: Path | None,
     path: Path,
+    *,
+    course_path: Path | None = None,
     problems: Sequence[str] = (),
-    backend: str = "local",
+    backend: BackendName = CANDIDATE_BACKEND,
     seed: int | None = None,
     reveal: bool = False,
 ) -> Feedback:
@@ -331,46 +158,117 @@ def check(
     problem with a file there; `reveal`, or the course's due date past, adds the
     `after_due_date` ones). The worker starts first, from the course read without its checks
     (so the course is read twice): it imports torch while the host does."""
-    from grader.courses.course import open_course
-    from grader.courses.coursefile import reveal_after_due
     from grader.selfcheck import attempted, check_submission
 
     def chosen(catalog: Catalog) -> list[Problem]:
         return catalog.select(list(problems)) if problems else attempted(catalog, path)
 
-    ahead = batch_limits([p.spec.limits for p in chosen(open_course(course, False).catalog)])
-    started = make_backend(backend, isolation="container", ready=ahead)  # one: no pool
+    unchecked = course(course_path, checked=False).catalog
+    ahead = batch_limits([p.spec.limits for p in chosen(unchecked)])
+    started = make_backend(backend, isolation=Isolation.container, ready=ahead)  # no pool
     try:
         # With its checks, the course imports torch (or says to install it), as the worker does.
-        found = open_course(course)
+        found = course(course_path)
         from grader.verdict.plan import draw_seed
 
         selected = chosen(found.catalog)
-        seed = draw_seed(kit_seed(found.catalog, seed))
+        drawn = draw_seed(kit_seed(found.catalog, seed))
         shown = reveal_after_due(reveal, found.course)
-        view, unseen = check_submission(path, found.catalog, selected, started, seed, shown)
+        view, unseen = check_submission(path, found.catalog, selected, started, drawn, shown)
     finally:
         started.close()  # the worker started ahead, if no job took it
     return Feedback(view, unseen)
 
 
-def kit_seed(catalog: Catalog, seed: int | None) -> int | None:
-    """A candidate kit judges on the inputs it recorded, drawn with its own seed."""
-    return catalog.seed if catalog.is_kit else seed
+# -- instructors
+
+
+@dataclass(frozen=True)
+class Graded:
+    """A graded batch: its reports in input order, and the course's problem numbers."""
+
+    reports: list[SubmissionReport]
+    numbers: dict[str, int]
+    kit: bool  # graded with a candidate kit: the visible checks only, feedback not credit
+
+
+def grade(
+    path: Path,
+    *,
+    out_dir: Path,
+    course_path: Path | None = None,
+    settings: Settings | None = None,
+    problems: Sequence[str] = (),
+    formats: Sequence[str] = (),
+    reveal: bool = False,
+    junit_by: SuiteBy = "submission",
+    listener: Listener | None = None,
+) -> Graded:
+    """Grade what `path` holds (a submission, a folder or zip of them, a Gradescope export, a
+    folder of Classroom clones), save each report in `out_dir` and render `formats` there."""
+    settings = settings or Settings()
+    listener = listener or Listener()
+    found = course(course_path)
+    if found.catalog.is_kit:
+        listener.warn("a candidate kit: grading its visible checks only (feedback, not credit)")
+    reports = grade_path(found.catalog, path, out_dir, settings, problems, listener)
+    shown = reveal_after_due(reveal, found.course)
+    render(reports, formats, out_dir, shown, junit_by, listener.note, listener.wrote)
+    numbers = {p.spec.id: p.spec.number for p in found.catalog.problems.values()}
+    return Graded(reports, numbers, found.catalog.is_kit)
+
+
+def report(
+    directories: Sequence[Path],
+    *,
+    out_dir: Path | None = None,
+    course_path: Path | None = None,
+    formats: Sequence[str] = (),
+    reveal: bool = False,
+    junit_by: SuiteBy = "submission",
+    listener: Listener | None = None,
+) -> list[SubmissionReport]:
+    """Render outputs again from the JSON reports saved in one folder, without regrading; or
+    merge the output folders of a batch's shards into `out_dir` (a shard's folder with
+    `out_dir` is merged, and refused unless every shard of its batch is given)."""
+    listener = listener or Listener()
+    shown = reveal_after_due(reveal, read_course(course_path))
+    (first, *others) = directories
+    merging = bool(others) or (out_dir is not None and read_shard(first) is not None)
+    if not merging:
+        reports = saved_reports(first)
+    elif out_dir is None:
+        raise GraderError("merging shards needs --out: the folder of the merged outputs")
+    else:
+        reports = merged_reports(directories, out_dir)
+        stale = stale_warning((r.submission for r in reports), out_dir, "these shards")
+        if stale is not None:
+            listener.warn(stale)
+    target = out_dir or first
+    if target.resolve() != first.resolve():  # a merge's out_dir is never one of its shards
+        for saved in reports:
+            write_report(saved, target)
+    render(reports, formats, target, shown, junit_by, listener.note, listener.wrote)
+    if merging:
+        listener.note(f"merged {len(reports)} report(s) from {len(directories)} shards")
+    return reports
 
 
 def validate(
-    catalog: Catalog,
+    course_path: Path | None = None,
+    *,
     problems: Sequence[str] = (),
-    backend: str = "local",
+    backend: BackendName = CANDIDATE_BACKEND,
     seed: int = 0,
-    jobs: int = 1,
+    jobs: int | None = None,
 ) -> list[Outcome]:
     """Prove `problems`' checks: references pass, starters and mutants lose what they must."""
     from grader.validate import validate_problems
 
+    catalog = course(course_path, full=True).catalog
     selected = catalog.select(list(problems))
-    return validate_problems(catalog, selected, make_backend(backend), seed, jobs)
+    workers = jobs or Settings().jobs
+    return validate_problems(catalog, selected, make_backend(backend), seed, workers)
 
 
 def saved_reports(folder: Path) -> list[SubmissionReport]:
@@ -381,42 +279,6 @@ def saved_reports(folder: Path) -> list[SubmissionReport]:
     return reports
 
 
-def merged_reports(folders: Sequence[Path], out_dir: Path) -> list[SubmissionReport]:
-    """The reports of a batch's shards as one batch, by submission name, to be written in
-    `out_dir`; refused when the shards were graded with different seeds or problems, share a
-    submission, or include `out_dir`, and, for the folders of `grader grade --shard`, unless
-    they are every shard, each with all its reports."""
-    if any(f.resolve() == out_dir.resolve() for f in folders):
-        raise GraderError(f"--out {out_dir} is one of the shards: merge into another folder")
-    records = {folder: read_shard(folder) for folder in folders}
-    if any(records.values()):
-        check_records(records)
-    reports: dict[str, SubmissionReport] = {}
-    origin: dict[str, Path] = {}
-    graded: dict[Path, set[str]] = {}
-    for folder in folders:
-        graded[folder] = set()
-        for report in read_reports(folder):
-            name = report.submission
-            if name in reports:
-                raise GraderError(f"{name} is in two shards: {origin[name]} and {folder}")
-            reports[name], origin[name] = report, folder
-            graded[folder].add(name)
-    shards = {f: r for f, r in records.items() if r is not None}
-    if shards:
-        check_complete(shards, graded)
-    batch = list(reports.values())
-    if not batch:
-        raise GraderError(f"no submission reports in {', '.join(map(str, folders))}")
-    seeds = sorted({r.run.seed for r in batch})
-    if len(seeds) > 1:
-        raise GraderError(f"the shards were graded with different seeds: {seeds}")
-    problems = {tuple((p.problem, p.max_score) for p in r.problems) for r in batch}
-    if len(problems) > 1:
-        raise GraderError("the shards were graded on different courses or problems")
-    return [reports[name] for name in sorted(reports)]
-
-
 def render(
     reports: list[SubmissionReport],
     formats: Sequence[str],
@@ -424,8 +286,121 @@ def render(
     reveal_after_due: bool = False,
     junit_by: SuiteBy = "submission",
     echo: Callable[[str], None] = print,
+    wrote: Callable[[str], None] = lambda _path: None,
 ) -> list[str]:
     """Write the gradebook CSV and every other chosen format into `out_dir`; what was written.
     `echo` prints what a format writes to the terminal (the Classroom result line)."""
     options = Options(out_dir, reveal_after_due, junit_by, echo=echo)
-    return write_outputs(reports, ["csv", *formats], options)
+    written = write_outputs(reports, ["csv", *formats], options)
+    for path in written:
+        wrote(path)
+    return written
+
+
+# -- platforms
+
+
+def classroom_init(
+    repo: Path,
+    *,
+    grader_url: str,
+    ref: str | None = None,
+    python_version: str = "3.11",
+    force: bool = False,
+    course_path: Path | None = None,
+) -> tuple[Path, Path]:
+    """The course's candidate kit in REPO/.grader/kit and the workflow that runs it: the kit's
+    folder and the workflow's file (REPO: the assignment's template repository)."""
+    from grader.courses.release import release as write_kit
+    from grader.platforms.classroom.workflow import KIT, WORKFLOW_PATH, workflow, write_workflow
+
+    if not repo.is_dir():
+        raise GraderError(
+            f"{repo} is not a folder: give the assignment's template repository (a clone)"
+        )
+    if (repo / WORKFLOW_PATH).exists() and not force:
+        raise GraderError(f"{repo / WORKFLOW_PATH} exists (use --force to replace it)")
+    kit = repo / KIT
+    if force:
+        shutil.rmtree(kit, ignore_errors=True)
+    write_kit(course(course_path), kit)
+    return kit, write_workflow(repo, workflow(grader_url, ref, python_version), force)
+
+
+def gradescope_build(
+    out: Path, *, wheelhouse: Path | None = None, course_path: Path | None = None
+) -> Path:
+    """The autograder zip to upload to Gradescope: the grader and the full course."""
+    from grader.courses.paths import BUILTIN_COURSE
+    from grader.platforms.gradescope.autograder import build_autograder
+
+    found = course(course_path)  # proves the course loads before it is packed
+    if found.catalog.is_kit:
+        raise GraderError(f"{found.folder} is a candidate kit: pack the full course")
+    packed = None if found.folder.resolve() == BUILTIN_COURSE.resolve() else found.folder
+    return build_autograder(out, packed, wheelhouse)
+
+
+def gradescope_requirements() -> list[str]:
+    """What the autograder's setup.sh installs."""
+    from grader.platforms.gradescope.autograder import requirements
+
+    return requirements()
+
+
+def gradescope_run(
+    submission: Path, *, results: Path, user: str | None = None, course_path: Path | None = None
+) -> SubmissionReport:
+    """Grade one upload inside Gradescope's container and write its results.json."""
+    from grader.platforms.gradescope.run import run_gradescope
+
+    return run_gradescope(submission, results, user, course(course_path).catalog)
+
+
+# -- the sandbox image
+
+
+def clean_containers() -> int:
+    """Remove every leftover grader container, running or stopped; how many there were."""
+    from grader.sandboxing.engine import grader_containers, remove_containers
+
+    ids = grader_containers()
+    remove_containers(ids)
+    return len(ids)
+
+
+# -- the terminal
+
+
+def print_feedback(feedback: Feedback) -> None:
+    """A candidate's feedback on the checks they may see, and what was not run here."""
+    from grader.reports.terminal import print_feedback as show
+
+    show(feedback.view, feedback.unseen)
+
+
+def print_scores(graded: Graded) -> None:
+    """The batch's score table, by problem number, with its legend and notes."""
+    from grader.reports.terminal import print_scores as show
+
+    show(graded.reports, graded.numbers)
+
+
+def print_outcomes(outcomes: list[Outcome]) -> str:
+    """The table of `validate`'s outcomes; its summary line, returned."""
+    from grader.reports.terminal import print_outcomes as show
+
+    show(outcomes)
+    misses = sum(not o.ok for o in outcomes)
+    mutants = sum(o.kind == "mutant" for o in outcomes)
+    problems = len({o.problem for o in outcomes})
+    return (
+        f"{len(outcomes) - misses} passed, {misses} failed ({problems} problems, {mutants} mutants)"
+    )
+
+
+def progress(total: int) -> AbstractContextManager[Callable[[str], None]]:
+    """A progress bar advanced once per graded submission."""
+    from grader.reports.terminal import progress as bar
+
+    return bar(total)

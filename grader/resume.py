@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from grader import __version__
 from grader.errors import GraderError
-from grader.names import report_file, submission_name
+from grader.names import grader_owned, report_file, slug, submission_name
 from grader.reports.models import SubmissionReport, read_report
 from grader.sandboxing.staging import content_hash
 
@@ -66,3 +67,18 @@ def saved_report(submission: Path, out_dir: Path, problems: list[str]) -> Submis
     ):
         return report
     return None
+
+
+def stale_warning(names: Iterable[str], out_dir: Path, batch: str) -> str | None:
+    """A warning when `out_dir` holds reports of submissions other than these (`batch` says
+    which they are), which its gradebook leaves out; None when it holds no other."""
+    slugs = {slug(name) for name in names}
+    saved = sorted(p.stem for p in out_dir.glob("*.json") if not grader_owned(p))
+    stale = [stem for stem in saved if stem not in slugs]
+    if not stale:
+        return None
+    return (
+        f"{out_dir} also holds {len(stale)} report(s) of submissions not in {batch} "
+        f"({', '.join(stale[:3])}{', ...' if len(stale) > 3 else ''}): its summary.csv "
+        f"leaves them out, but `grader report {out_dir}` would include them"
+    )

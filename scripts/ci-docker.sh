@@ -14,7 +14,7 @@ TAG=${GRADER_DOCKER_IMAGE:-attention-grader-sandbox:latest}
 DOCKERD_LOG=${DOCKERD_LOG:-/tmp/dockerd.log}
 
 log() { printf '[ci-docker %s] %s\n' "$(date +%T)" "$*" >&2; }
-sandbox() { "$PY" -c 'from grader.cli.sandbox import sandbox; sandbox()' "$@"; }
+sandbox() { "$PY" -c 'from grader.cli.platforms import sandbox; sandbox()' "$@"; }
 
 missing=()
 command -v dockerd >/dev/null || missing+=(docker.io)

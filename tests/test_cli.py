@@ -16,7 +16,6 @@ import yaml
 from click.testing import CliRunner
 
 from grader import __version__
-from grader.api import SHARD_FILE, Shard
 from grader.cli.main import cli
 from grader.courses import course
 from grader.courses.catalog import Catalog
@@ -29,6 +28,8 @@ from grader.platforms.gradescope.autograder import build_autograder
 from grader.reports.models import SubmissionReport, read_report, write_report
 from grader.resume import saved_report
 from grader.sandboxing.staging import content_hash, stage_submission
+from grader.shards import SHARD_FILE, Shard
+from tests.fakes import FakeBackend
 from tests.reports import sample_reports
 from tests.workflows import actionlint
 
@@ -340,7 +341,7 @@ def test_a_broken_reference_is_a_grader_error(
     broken = REFERENCES_DIR.joinpath("split_heads.py").read_text()
     reference.write_text(broken + "\n\ndef split_heads(x, num_heads):\n    1 / 0\n")
     found = OpenCourse(tmp_path, Course(), Catalog(problems))
-    monkeypatch.setattr("grader.cli.main.opened", lambda course: found)
+    monkeypatch.setattr("grader.api.course", lambda path, **_: found)
     submission = tmp_path / "work"
     submission.mkdir()
     shutil.copyfile(REFERENCES_DIR / "split_heads.py", submission / "split_heads.py")
@@ -393,7 +394,17 @@ def test_an_interrupted_batch_keeps_its_reports_and_says_how_to_resume(
     assert len(seeds) == 1
 
 
-def test_three_shards_merge_into_the_gradebook_of_one_run(tmp_path: Path) -> None:
+@pytest.fixture
+def fake_backend(monkeypatch: pytest.MonkeyPatch) -> FakeBackend:
+    """Batches graded by a backend that runs nothing: for the logic around grading."""
+    fake = FakeBackend()
+    monkeypatch.setattr("grader.batch.make_backend", lambda *args, **kwargs: fake)
+    return fake
+
+
+def test_three_shards_merge_into_the_gradebook_of_one_run(
+    tmp_path: Path, fake_backend: FakeBackend
+) -> None:
     """`--shard K/N` slices a batch the same way on every machine; `report` merges the slices'
     folders into the gradebook one unsharded run with the same seed writes."""
     batch = tmp_path / "class"
@@ -464,3 +475,4 @@ def test_three_shards_merge_into_the_gradebook_of_one_run(tmp_path: Path) -> Non
     assert code == 2 and "1 <= K <= N" in text
     code, text = run("grade", str(batch), "--backend", "local", "--isolation", "container")
     assert code == 2 and "--isolation is for --backend docker" in text
+    assert fake_backend.runs >= 9 + 9  # the whole batch, then its three slices

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from grader.api import SHARD_FILE, read_shard, save_report
+from grader.batch import save_report
 from grader.cli.main import cli
 from grader.courses.paths import REFERENCES_DIR
 from grader.grade import Grader
@@ -23,6 +23,7 @@ from grader.names import MAX_SLUG_BYTES, as_text, report_file, slug
 from grader.outputs import Options, write_outputs
 from grader.reports.models import ProblemStatus, read_report, write_report
 from grader.sandboxing.staging import MAX_DEPTH, Staged, stage_submission
+from grader.shards import SHARD_FILE, read_shard
 from tests.reports import sample_reports
 from tests.test_staging import deep_chain, remove_chain
 

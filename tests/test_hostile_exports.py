@@ -81,10 +81,10 @@ def test_an_alias_bomb_fails_fast_and_small(tmp_path: Path) -> None:
     folder = export_with(tmp_path, BOMB)
     assert len(BOMB) < 600
     tracemalloc.start()
-    started = time.monotonic()
+    started = time.process_time()  # this process's CPU: the attack's cost, whatever the load
     with pytest.raises(ExportError, match="anchors and aliases are not allowed"):
         read_metadata(folder / METADATA)
-    seconds = time.monotonic() - started
+    seconds = time.process_time() - started
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert seconds < 0.5 and peak < 4 << 20, (seconds, peak)

@@ -32,6 +32,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("grader.grade", "grader.resume", "grader.selfcheck", "grader.validate"),
     ("grader.platforms",),
     ("grader.outputs",),
+    ("grader.shards", "grader.batch"),
     ("grader.api",),
     ("grader.cli",),
 ]
@@ -109,3 +110,15 @@ def test_the_sandbox_needs_only_the_standard_library_torch_and_safetensors(path:
     found = imported(ast.parse(path.read_text(encoding="utf-8")))
     foreign = [f"line {line}: {name}" for line, name in found if name.split(".")[0] not in allowed]
     assert not foreign, f"{module_name(path)} imports what the image does not hold: {foreign}"
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "grader" / "cli").glob("*.py")), ids=module_name)
+def test_the_cli_calls_the_front_door_only(path: Path) -> None:
+    """The CLI parses and prints: what it does is the library's (`grader.api`)."""
+    found = ours(ast.parse(path.read_text(encoding="utf-8")))
+    other = [
+        f"line {line}: {name}"
+        for line, name in found
+        if name != "grader.api" and not name.startswith("grader.cli")
+    ]
+    assert not other, f"{module_name(path)} imports more than grader.api: {other}"

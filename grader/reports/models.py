@@ -15,6 +15,7 @@ from pydantic import Field
 from grader.compat import StrEnum
 from grader.courses.spec import Visibility
 from grader.names import report_file
+from grader.sandboxing.backends.base import Isolation
 from grader.strict import Strict
 
 SCHEMA_VERSION = 1
@@ -147,7 +148,7 @@ class RunInfo(Strict):
     seed: int
     backend: str
     environment: dict[str, str] = Field(default_factory=dict)
-    isolation: Literal["container", "warm", "process"] | None = Field(
+    isolation: Isolation | None = Field(
         None,
         description="Where the submission ran: a container of its own; a warm worker's "
         "container, in processes forked for it and cleaned up after; or a local process.",

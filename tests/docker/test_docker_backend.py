@@ -21,7 +21,7 @@ import torch
 from click.testing import CliRunner
 from safetensors.torch import load_file
 
-from grader.cli import sandbox as sandbox_cli
+from grader.cli.platforms import sandbox as sandbox_group
 from grader.sandboxing.backends.base import Limits, WorkerJob, WorkerRun
 from grader.sandboxing.backends.docker import (
     SANDBOX_UID,
@@ -501,7 +501,7 @@ def test_real_worker_contains_200_mb_of_printing(sandbox_image: str, tmp_path: P
 def test_sandbox_clean_removes_leftover_containers(sandbox_image: str) -> None:
     leftover = client().containers.create(sandbox_image, labels={LABEL: "1"}).id
     assert leftover in sandbox_containers()
-    result = CliRunner().invoke(sandbox_cli.sandbox, ["clean"])
+    result = CliRunner().invoke(sandbox_group, ["clean"])
     assert result.exit_code == 0, result.output
     assert "removed 1 container(s)" in result.output
     assert sandbox_containers() == []

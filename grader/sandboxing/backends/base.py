@@ -7,10 +7,11 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Protocol
 
 from pydantic import Field
 
+from grader.compat import StrEnum
 from grader.strict import Strict
 
 
@@ -60,9 +61,21 @@ def batch_limits(specs: Sequence[ProblemLimits], overrides: LimitOverrides | Non
     return Limits(**merged)
 
 
-Isolation = Literal["container", "warm", "process"]
-"""How submissions are kept apart: a container each, a warm worker's container serving one
-after another, or a local process (the local backend)."""
+class BackendName(StrEnum):
+    """Where submission code runs."""
+
+    docker = "docker"  # the sandbox: containers of the sandbox image
+    local = "local"  # a subprocess with rlimits, as the grader's user: NOT a security boundary
+
+
+class Isolation(StrEnum):
+    """How submissions are kept apart: a container each, a warm worker's container serving one
+    after another, or a local process (the local backend)."""
+
+    container = "container"
+    warm = "warm"
+    process = "process"
+
 
 STOPPED = "stopped: the batch was interrupted"
 SANDBOX_ENV: dict[str, str] = {
@@ -122,7 +135,7 @@ def feed(write: Callable[[bytes], object], data: bytes, close: Callable[[], obje
 class Backend(Protocol):
     """Runs the worker (the `sandbox` package) on one submission and returns when it is done."""
 
-    name: str
+    name: BackendName
     isolation: Isolation
 
     def describe(self) -> dict[str, str]:

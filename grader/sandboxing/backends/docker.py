@@ -29,6 +29,7 @@ from grader.sandboxing.backends import cleanup
 from grader.sandboxing.backends.base import (
     SANDBOX_ENV,
     STOPPED,
+    BackendName,
     Isolation,
     Limits,
     WorkerJob,
@@ -225,8 +226,8 @@ def kill(container: Container) -> None:
 class DockerBackend:
     """Backend that runs the worker (the `sandbox` package) inside the sandbox image."""
 
-    name = "docker"
-    isolation: Isolation = "container"
+    name = BackendName.docker
+    isolation = Isolation.container
 
     def __init__(self, image: str | None = None, command: Sequence[str] = WORKER_COMMAND) -> None:
         self.image = image or DEFAULT_TAG

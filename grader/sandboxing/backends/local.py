@@ -38,6 +38,7 @@ from grader.sandboxing.backends import launch
 from grader.sandboxing.backends.base import (
     SANDBOX_ENV,
     STOPPED,
+    BackendName,
     Isolation,
     Limits,
     WorkerJob,
@@ -171,8 +172,8 @@ class LocalBackend:
     job's files are copied in and its results out. `grader check` starts it before the host
     loads the course, so that the two imports of torch overlap."""
 
-    name = "local"
-    isolation: Isolation = "process"
+    name = BackendName.local
+    isolation = Isolation.process
 
     def __init__(self, user: str | None = None, ready: Limits | None = None) -> None:
         self.user = pwd.getpwnam(user) if user is not None else None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from grader.errors import GraderError
-from grader.sandboxing.backends.base import Backend, Limits
+from grader.sandboxing.backends.base import Backend, BackendName, Isolation, Limits
 from grader.sandboxing.backends.local import LocalBackend
 
 UNSANDBOXED = (
@@ -17,16 +17,19 @@ class BackendUnavailable(GraderError):
 
 
 def make_backend(
-    name: str, image: str | None = None, isolation: str = "warm", ready: Limits | None = None
+    name: BackendName,
+    image: str | None = None,
+    isolation: Isolation = Isolation.warm,
+    ready: Limits | None = None,
 ) -> Backend:
     """The backend called `name`; never a silent fall back from the sandbox to local. Docker
     keeps submissions apart in warm workers' containers or in a `container` each; the local
     backend starts a worker `ready` for a first job with these limits."""
-    if name == "local":
+    if name is BackendName.local:
         return LocalBackend(ready=ready)
     from grader.sandboxing.backends import docker, warm
 
     reason = docker.unavailable_reason(image)
     if reason is not None:
         raise BackendUnavailable(f"the docker sandbox cannot run: {reason}. {UNSANDBOXED}")
-    return warm.WarmBackend(image) if isolation == "warm" else docker.DockerBackend(image)
+    return warm.WarmBackend(image) if isolation is Isolation.warm else docker.DockerBackend(image)

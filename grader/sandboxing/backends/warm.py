@@ -273,7 +273,7 @@ class WarmContainer:
 class WarmBackend(DockerBackend):
     """The Docker sandbox with warm workers: a pool of serving containers."""
 
-    isolation: Isolation = "warm"
+    isolation = Isolation.warm
 
     def __init__(self, image: str | None = None, serve_count: int = SERVE_COUNT) -> None:
         super().__init__(image)

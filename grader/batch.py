@@ -1,0 +1,194 @@
+"""Grading a batch: each submission's report saved as it is done, resumed, sharded, stopped
+cleanly by Ctrl-C; the reports in input order."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from grader.errors import GraderError
+from grader.names import submission_name
+from grader.platforms.exports import open_export
+from grader.reports.models import (
+    ProblemReport,
+    ProblemStatus,
+    Student,
+    SubmissionReport,
+    write_report,
+)
+from grader.reports.text import fraction
+from grader.resume import batch_seed, check_problems, saved_report, stale_warning
+from grader.sandboxing.backends.base import BackendName, Isolation, LimitOverrides
+from grader.sandboxing.backends.select import make_backend
+from grader.shards import Shard, sliced
+
+if TYPE_CHECKING:
+    from grader.courses.catalog import Catalog
+
+Advance = Callable[[str], None]
+"""Told the name and score of each submission as it is graded."""
+
+
+@contextmanager
+def no_progress(total: int) -> Iterator[Advance]:
+    yield lambda _line: None
+
+
+@dataclass(frozen=True)
+class Listener:
+    """Where a batch tells what it does: `note` for status lines, `warn` for what it left out,
+    `progress(total)` for a context that is advanced once per graded submission, `wrote` for
+    each output file."""
+
+    note: Callable[[str], None] = lambda _line: None
+    warn: Callable[[str], None] = lambda _line: None
+    progress: Callable[[int], AbstractContextManager[Advance]] = no_progress
+    wrote: Callable[[str], None] = lambda _path: None  # each output file written
+
+
+@dataclass(frozen=True, kw_only=True)
+class Settings:
+    """How a batch is graded: where the code runs, how many at once, with which seed."""
+
+    backend: BackendName = BackendName.docker
+    image: str | None = None
+    jobs: int = field(default_factory=lambda: os.cpu_count() or 1)
+    seed: int | None = None  # None: a random seed (or, resuming, the saved batch's)
+    limits: LimitOverrides = field(default_factory=LimitOverrides)
+    resume: bool = False  # reuse saved reports that are still valid
+    shard: Shard | None = None  # grade only this slice of the batch (needs a seed)
+    isolation: Isolation = Isolation.warm  # docker: warm workers, or a `container` each
+
+
+def grade_path(
+    catalog: Catalog,
+    path: Path,
+    out_dir: Path,
+    settings: Settings,
+    problems: Sequence[str] = (),
+    listener: Listener = Listener(),
+) -> list[SubmissionReport]:
+    """Grade what `path` holds (a submission, a folder or zip of them, a Gradescope export, a
+    folder of Classroom clones) and save each report in `out_dir`, in input order."""
+    catalog.select(list(problems))  # an unknown problem is refused before anything is read
+    with open_export(path, catalog) as export:
+        for reason in export.skipped:
+            listener.warn(f"Skipped {reason}")
+        found = len(export.submissions)
+        listener.note(f"Reading {export.layout}: {found} submission(s)")
+        if not export.submissions:
+            raise GraderError(f"no submissions in {path}")
+        students = {s.path: s.student for s in export.submissions if s.student is not None}
+        submissions = [s.path for s in export.submissions]
+        shard = settings.shard
+        if shard is not None:
+            submissions = sliced(submissions, shard, settings.seed, out_dir)
+            listener.note(f"Shard {shard.index}/{shard.count}: {len(submissions)} submission(s)")
+        return grade_batch(catalog, submissions, out_dir, settings, problems, students, listener)
+
+
+class Interrupted(GraderError):
+    """A batch stopped by Ctrl-C or SIGTERM once its running submissions were killed: the
+    reports written so far are kept, and `--resume` grades the rest with the same seed."""
+
+    def __init__(self, kept: int, left: int, out_dir: Path, exit_code: int) -> None:
+        self.kept, self.left, self.out_dir, self.exit_code = kept, left, out_dir, exit_code
+        super().__init__(
+            f"stopped: {kept} report(s) kept in {out_dir}, {left} submission(s) not graded"
+        )
+
+
+def grade_batch(
+    catalog: Catalog,
+    submissions: Sequence[Path],
+    out_dir: Path,
+    settings: Settings,
+    problems: Sequence[str] = (),
+    students: Mapping[Path, Student] | None = None,
+    listener: Listener = Listener(),
+) -> list[SubmissionReport]:
+    """Grade submission folders and save each report in `out_dir` as it is done; the reports
+    in input order. Resuming, the still valid saved reports are returned as they are."""
+    selected = catalog.select(list(problems))
+    seed, saved = kit_seed(catalog, settings.seed), {}
+    if settings.resume:
+        seed = batch_seed(list(submissions), out_dir, seed)
+        ids = [p.spec.id for p in selected]
+        check_problems(list(submissions), out_dir, ids)
+        for submission in submissions:
+            report = saved_report(submission, out_dir, ids)
+            if report is not None:
+                saved[submission] = report
+        listener.note(f"Resuming: {len(saved)} submission(s) already graded")
+    stale = stale_warning((submission_name(s) for s in submissions), out_dir, "this batch")
+    if stale is not None:
+        listener.warn(stale)
+    todo = [s for s in submissions if s not in saved]
+    if todo:
+        from grader.grade import Grader
+        from grader.verdict.plan import draw_seed
+
+        backend = make_backend(settings.backend, settings.image, settings.isolation)
+        run_seed = draw_seed(seed)
+        listener.note(f"Grading {len(todo)} submission(s) on {backend.name}, seed {run_seed}")
+        written: dict[int, SubmissionReport] = {}  # by the graded report's id: the saved one
+        try:
+            with (
+                Grader(catalog, selected, backend, run_seed, settings.limits) as grader,
+                listener.progress(len(todo)) as advance,
+            ):
+
+                def done(report: SubmissionReport) -> None:
+                    written[id(report)] = stored = save_report(report, out_dir)
+                    advance(f"{stored.submission} {fraction(stored.total, stored.max_total)}")
+
+                fresh = [
+                    written[id(r)] for r in grader.grade_many(todo, settings.jobs, done, students)
+                ]
+        except (KeyboardInterrupt, SystemExit) as stop:
+            code = 130 if isinstance(stop, KeyboardInterrupt) else stop.code
+            kept = len(saved) + len(written)
+            raise Interrupted(kept, len(todo) - len(written), out_dir, int(code or 1)) from stop
+        saved.update(zip(todo, fresh, strict=True))
+    return [saved[s] for s in submissions]
+
+
+def save_report(report: SubmissionReport, out_dir: Path) -> SubmissionReport:
+    """Save `report` in `out_dir` and return it; when it cannot be saved, that submission's
+    grader_error report is saved and returned instead. A `GraderError` when no report can be."""
+    try:
+        write_report(report, out_dir)
+        return report
+    except (OSError, ValueError) as exc:
+        fault = unsaved(report, exc)
+    try:
+        write_report(fault, out_dir)
+    except (OSError, ValueError) as exc:
+        raise GraderError(f"cannot save reports in {out_dir}: {exc}") from exc
+    return fault
+
+
+def unsaved(report: SubmissionReport, exc: Exception) -> SubmissionReport:
+    """The grader_error report of a submission whose report could not be saved."""
+    message = f"grader error: its report could not be saved: {exc!r}"
+    problems = [
+        ProblemReport(
+            problem=p.problem,
+            title=p.title,
+            status=ProblemStatus.grader_error,
+            score=0,
+            max_score=p.max_score,
+            message=message,
+        )
+        for p in report.problems
+    ]
+    return report.model_copy(update={"problems": problems, "total": 0, "message": message})
+
+
+def kit_seed(catalog: Catalog, seed: int | None) -> int | None:
+    """A candidate kit judges on the inputs it recorded, drawn with its own seed."""
+    return catalog.seed if catalog.is_kit else seed
