@@ -19,8 +19,6 @@ from typing import TYPE_CHECKING, Any, get_args
 
 from grader.batch import Interrupted, Listener, Settings, grade_path, kit_seed
 from grader.courses.course import OpenCourse, open_course, read_course
-from grader.courses.coursefile import reveal_after_due
-from grader.courses.spec import Visibility
 from grader.errors import GraderError
 from grader.outputs import FORMATS, Options, read_reports, write_outputs
 from grader.reports.junit import SuiteBy
@@ -38,6 +36,8 @@ from grader.sandboxing.image import (
     make_base_image,
 )
 from grader.shards import Shard, merged_reports, read_shard
+from grader.specs.course import reveal_after_due
+from grader.specs.problem import Visibility
 
 if TYPE_CHECKING:
     from grader.courses.catalog import Catalog, Problem
@@ -111,8 +111,8 @@ def write_starter(path: Path | None, problem: str, directory: Path) -> Path:
 def new_problem(path: Path, problem: str, *, symbol: str = "solve") -> tuple[Path, Path]:
     """A small working problem scaffolded in the course folder `path` (made if need be): its
     folder and its reference solution."""
-    from grader.courses.paths import reference_path
     from grader.courses.scaffold import scaffold
+    from grader.specs.paths import reference_path
 
     if not re.fullmatch(r"[a-z][a-z0-9_]*", problem):
         raise GraderError(f"{problem!r}: a problem id is lower case letters, digits and _")
@@ -331,8 +331,8 @@ def gradescope_build(
     out: Path, *, wheelhouse: Path | None = None, course_path: Path | None = None
 ) -> Path:
     """The autograder zip to upload to Gradescope: the grader and the full course."""
-    from grader.courses.paths import BUILTIN_COURSE
     from grader.platforms.gradescope.autograder import build_autograder
+    from grader.specs.paths import BUILTIN_COURSE
 
     found = course(course_path)  # proves the course loads before it is packed
     if found.catalog.is_kit:

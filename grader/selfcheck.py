@@ -7,12 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from grader.courses.catalog import Catalog, Problem
-from grader.courses.spec import Visibility
 from grader.errors import GraderError
 from grader.reports.models import SubmissionReport
 from grader.reports.redact import candidate_view
 from grader.sandboxing.backends.base import Backend
 from grader.sandboxing.staging import files_found
+from grader.specs.problem import Visibility
 
 
 def shown_visibilities(reveal_after_due: bool) -> set[Visibility]:

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.courses.catalog import Catalog, Problem
-from grader.courses.spec import SpecError
 from grader.grade import Grader
 from grader.reports.models import CheckStatus, ProblemStatus, SubmissionReport
 from grader.sandboxing.backends.base import Backend
+from grader.specs.problem import SpecError
 
 HEADER = re.compile(r"^#\s*expect-(fail|diagnosis):\s*(.+?)\s*$", re.MULTILINE)
 

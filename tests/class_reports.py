@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import random
 
-from grader.courses.spec import Visibility
 from grader.reports.models import (
     CheckReport,
     CheckStatus,
@@ -15,6 +14,7 @@ from grader.reports.models import (
     Student,
     SubmissionReport,
 )
+from grader.specs.problem import Visibility
 from tests.reports import ERR, check, not_attempted, problem, submission
 
 MAXIMA = {

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from grader.courses.spec import Visibility
 from grader.reports.models import (
     CheckReport,
     CheckStatus,
@@ -19,6 +18,7 @@ from grader.reports.models import (
     Student,
     SubmissionReport,
 )
+from grader.specs.problem import Visibility
 
 V, H, L = Visibility.visible, Visibility.hidden, Visibility.after_due_date
 OK, FAIL, ERR = CheckStatus.passed, CheckStatus.failed, CheckStatus.error

@@ -20,15 +20,15 @@ from grader.cli.main import cli
 from grader.courses import course
 from grader.courses.catalog import Catalog
 from grader.courses.course import OpenCourse
-from grader.courses.coursefile import Course, load_course
-from grader.courses.paths import PROBLEMS_DIR, REFERENCES_DIR
-from grader.courses.spec import Visibility
 from grader.platforms.classroom.workflow import workflow
 from grader.platforms.gradescope.autograder import build_autograder
 from grader.reports.models import SubmissionReport, read_report, write_report
 from grader.resume import saved_report
 from grader.sandboxing.staging import content_hash, stage_submission
 from grader.shards import SHARD_FILE, Shard
+from grader.specs.course import Course, load_course
+from grader.specs.paths import PROBLEMS_DIR, REFERENCES_DIR
+from grader.specs.problem import Visibility
 from tests.fakes import FakeBackend
 from tests.reports import sample_reports
 from tests.workflows import actionlint

@@ -19,9 +19,9 @@ from torch import nn
 from grader.cli.main import cli
 from grader.courses.catalog import Catalog
 from grader.courses.course import open_course
-from grader.courses.coursefile import CourseError
-from grader.courses.paths import PROBLEMS_DIR, REFERENCES_DIR
-from grader.courses.spec import Visibility, load_spec
+from grader.specs.course import CourseError
+from grader.specs.paths import PROBLEMS_DIR, REFERENCES_DIR
+from grader.specs.problem import Visibility, load_spec
 from grader.verdict.checks.base import CHECKS, ConfigParams
 from grader.verdict.checks.modules import DistinctHeadsParams
 from grader.verdict.checks.sdpa import SetupAllCloseParams

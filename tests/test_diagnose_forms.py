@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from grader.courses.catalog import Catalog, Problem
-from grader.courses.spec import Config
+from grader.specs.problem import Config
 from grader.verdict import diagnose
 
 PROBLEMS = ["self_attention", "causal_attention", "mha_wrapper", "multi_head_attention"]

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from grader.courses.catalog import Catalog, Problem
-from grader.courses.spec import Config
+from grader.specs.problem import Config
 from grader.verdict import diagnose
 from grader.verdict.plan import make_mask
 

@@ -12,8 +12,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from grader.courses.paths import PROBLEMS_DIR
 from grader.grade import Grader
+from grader.specs.paths import PROBLEMS_DIR
 from grader.verdict.checks.placement import placement_fault, ratios
 
 P = 0.5

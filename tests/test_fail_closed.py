@@ -17,13 +17,13 @@ from click.testing import CliRunner
 
 from grader.batch import save_report
 from grader.cli.main import cli
-from grader.courses.paths import REFERENCES_DIR
 from grader.grade import Grader
 from grader.names import MAX_SLUG_BYTES, as_text, report_file, slug
 from grader.outputs import Options, write_outputs
 from grader.reports.models import ProblemStatus, read_report, write_report
 from grader.sandboxing.staging import MAX_DEPTH, Staged, stage_submission
 from grader.shards import SHARD_FILE, read_shard
+from grader.specs.paths import REFERENCES_DIR
 from tests.reports import sample_reports
 from tests.test_staging import deep_chain, remove_chain
 

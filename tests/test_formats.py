@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from grader.courses.spec import Visibility
 from grader.errors import GraderError
 from grader.outputs import Options, read_reports, write_outputs
 from grader.platforms.classroom.results import classroom_result, encode_result
@@ -23,6 +22,7 @@ from grader.reports.markdown import candidate_feedback, class_summary
 from grader.reports.models import SubmissionReport, write_report
 from grader.reports.redact import candidate_view
 from grader.reports.terminal import print_feedback
+from grader.specs.problem import Visibility
 from tests.classroom_reporter import logged_score, recorded_score
 from tests.golden import assert_golden
 from tests.gradescope_format import validate_gradescope

@@ -20,12 +20,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("sandbox",),
     ("grader", "grader.compat", "grader.errors", "grader.strict"),
     ("grader.sandboxing",),
-    (
-        "grader.courses.spec",
-        "grader.courses.coursefile",
-        "grader.courses.paths",
-        "grader.courses.trusted",
-    ),
+    ("grader.specs",),
     ("grader.reports",),
     ("grader.verdict",),
     ("grader.courses",),  # the catalog: specs bound to their checks

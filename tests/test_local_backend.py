@@ -19,12 +19,12 @@ import pytest
 import torch
 
 from grader.courses.catalog import Catalog
-from grader.courses.paths import REFERENCES_DIR
 from grader.grade import Grader
 from grader.reports.models import ProblemReport, SubmissionReport
 from grader.sandboxing.backends import launch
 from grader.sandboxing.backends.base import WorkerJob, WorkerRun, batch_limits
 from grader.sandboxing.backends.local import LocalBackend, Started, copy_results
+from grader.specs.paths import REFERENCES_DIR
 from tests.test_hostile import leftover_processes
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from grader.courses.paths import PROBLEMS_DIR
-from grader.courses.spec import load_spec
 from grader.sandboxing.results import ProblemExit, ProblemRun
+from grader.specs.paths import PROBLEMS_DIR
+from grader.specs.problem import load_spec
 from grader.verdict.missing import Missing, missing_text, why_missing
 
 

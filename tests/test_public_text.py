@@ -16,7 +16,6 @@ from rich.console import Console
 from safetensors.torch import save
 
 from grader.courses.catalog import Catalog
-from grader.courses.spec import Visibility
 from grader.grade import Grader
 from grader.platforms.classroom.results import classroom_result
 from grader.platforms.gradescope.results import gradescope_results
@@ -42,6 +41,7 @@ from grader.sandboxing.owntext import (
     own_value,
 )
 from grader.sandboxing.results import ProbeData, ProbeResult, ProblemExit, ProblemRun, read_problem
+from grader.specs.problem import Visibility
 from grader.verdict.checks.scope import Sources
 from grader.verdict.judge import judge_problem
 from grader.verdict.prepare import Prepared, prepare

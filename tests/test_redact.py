@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from grader.courses.coursefile import Course, CourseError, load_course, reveal_after_due
 from grader.outputs import Options, write_outputs
 from grader.platforms.classroom.results import classroom_result, encode_result
 from grader.platforms.gradescope.results import gradescope_results
@@ -18,6 +17,7 @@ from grader.reports.markdown import candidate_feedback
 from grader.reports.models import SubmissionReport
 from grader.reports.redact import candidate_view
 from grader.reports.terminal import print_feedback
+from grader.specs.course import Course, CourseError, load_course, reveal_after_due
 from tests.reports import sample_reports
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from grader.courses.catalog import Catalog
-from grader.courses.paths import PROBLEMS_DIR, REFERENCES, REFERENCES_DIR
-from grader.courses.spec import SpecError, load_spec
+from grader.specs.paths import PROBLEMS_DIR, REFERENCES, REFERENCES_DIR
+from grader.specs.problem import SpecError, load_spec
 
 SHIPPED = PROBLEMS_DIR / "split_heads" / "spec.toml"
 

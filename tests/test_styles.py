@@ -8,9 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from grader.courses.catalog import Catalog
-from grader.courses.paths import PROBLEMS_DIR
 from grader.grade import Grader
 from grader.reports.models import SubmissionReport
+from grader.specs.paths import PROBLEMS_DIR
 from tests import whole
 
 

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 from grader.courses.catalog import Catalog
-from grader.courses.paths import PROBLEMS_DIR
+from grader.specs.paths import PROBLEMS_DIR
 
 STYLES = sorted({p.stem for p in PROBLEMS_DIR.glob("*/accepted/*.py")})
 

@@ -1,14 +1,9 @@
-"""Courses: the problems a grader knows, as data.
+"""Courses: the problems a grader knows, each spec bound to its checks and reference.
 
-Owns a problem's spec (`spec.py`), a catalog of problem folders with their references and
-checks (`catalog.py`), the course file (`coursefile.py`), a course folder and the problems it
-sets (`course.py`), the candidate kit written by `grader release` (`release.py`) and read back
-(`kit.py`), the scaffold of a new problem (`scaffold.py`) and where the built-in course lives
-inside the package (`paths.py`). A problem is added by adding files, not code.
-
-Two layers: `spec.py`, `coursefile.py` and `paths.py` are data that `grader.reports` and
-`grader.verdict` read, and with `trusted.py` (importing trusted files) may import only
-`grader.sandboxing`, `grader.errors`, `grader.compat` and `grader.strict`; the rest binds each
-spec to its checks, so it sits above and may also import `grader.verdict` and
-`grader.reports` (`tests/test_layers.py`).
+Owns a catalog of problem folders with their references and checks (`catalog.py`), a course
+folder and the problems it sets (`course.py`), the candidate kit written by `grader release`
+(`release.py`) and read back (`kit.py`) and the scaffold of a new problem (`scaffold.py`). A
+problem is added by adding files, not code. One layer, above `grader.verdict` and
+`grader.reports`, which it may import; what they read of a course (specs, the course file) is
+`grader.specs`, below them (`tests/test_layers.py`).
 """

@@ -9,10 +9,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from grader.courses.paths import PROBLEMS_DIR, reference_path
-from grader.courses.spec import ProblemSpec, SpecError, Visibility, load_spec
-from grader.courses.trusted import import_file
 from grader.errors import GraderError
+from grader.specs.paths import PROBLEMS_DIR, reference_path
+from grader.specs.problem import ProblemSpec, SpecError, Visibility, load_spec
+from grader.specs.trusted import import_file
 
 if TYPE_CHECKING:  # the checks import torch: only grading and validating load them
     from grader.verdict.checks import Check

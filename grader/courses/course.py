@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from grader.courses.coursefile import Course, CourseError, ProblemEntry, load_course
-from grader.courses.paths import BUILTIN_COURSE, COURSE_FILE, PROBLEMS_DIR
-from grader.courses.spec import SpecError
+from grader.specs.course import Course, CourseError, ProblemEntry, load_course
+from grader.specs.paths import BUILTIN_COURSE, COURSE_FILE, PROBLEMS_DIR
+from grader.specs.problem import SpecError
 
 if TYPE_CHECKING:
     from grader.courses.catalog import Catalog, Problem

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any, cast
 from pydantic import ValidationError
 
 from grader.courses.catalog import Catalog, Problem, validate
-from grader.courses.coursefile import CourseError
-from grader.courses.paths import reference_path
-from grader.courses.spec import ProblemSpec
-from grader.courses.trusted import import_file
+from grader.specs.course import CourseError
+from grader.specs.paths import reference_path
+from grader.specs.problem import ProblemSpec
+from grader.specs.trusted import import_file
 from grader.strict import Strict
 
 if TYPE_CHECKING:  # torch: only a kit opened to judge (checked) loads its record

@@ -20,7 +20,6 @@ from safetensors.torch import save_file
 from grader import __version__
 from grader.courses.catalog import Problem
 from grader.courses.course import OpenCourse
-from grader.courses.coursefile import Course, CourseError
 from grader.courses.kit import (
     KIT_FILE,
     PROBLEM_FILE,
@@ -29,8 +28,9 @@ from grader.courses.kit import (
     KitProblem,
     RecordedOutcome,
 )
-from grader.courses.paths import COURSE_FILE
-from grader.courses.spec import Visibility
+from grader.specs.course import Course, CourseError
+from grader.specs.paths import COURSE_FILE
+from grader.specs.problem import Visibility
 from grader.verdict.plan import draw_seed
 from grader.verdict.prepare import prepare
 from grader.verdict.reference import Recorder

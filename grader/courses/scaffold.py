@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from grader.courses.coursefile import CourseError
-from grader.courses.paths import reference_path
+from grader.specs.course import CourseError
+from grader.specs.paths import reference_path
 
 COURSE = """\
 # The course: its name, the due date after which `after_due_date` checks are shown, and

@@ -4,6 +4,6 @@ Owns the report models (`models.py`, with their published JSON schema), the cand
 of a report (`redact.py`), each output format (terminal, CSV, Markdown, HTML, JUnit) and the
 text they share. Renderers read models only; every byte a candidate controls goes through
 `safe.py`; files are named after submissions by `grader.names` only. May import
-`grader.courses.spec`, `grader.sandboxing`, `grader.errors`, `grader.names`, `grader.compat` and
+`grader.specs.problem`, `grader.sandboxing`, `grader.errors`, `grader.names`, `grader.compat` and
 `grader.strict` (and name the catalog's types for type checking only).
 """

@@ -13,9 +13,9 @@ from typing import Any, Literal
 from pydantic import Field
 
 from grader.compat import StrEnum
-from grader.courses.spec import Visibility
 from grader.names import report_file
 from grader.sandboxing.backends.base import Isolation
+from grader.specs.problem import Visibility
 from grader.strict import Strict
 
 SCHEMA_VERSION = 1

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from grader.courses.spec import Visibility
 from grader.reports.text import num
+from grader.specs.problem import Visibility
 
 if TYPE_CHECKING:
     from grader.courses.catalog import Problem

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from grader.courses.spec import Visibility
 from grader.reports.models import (
     CheckReport,
     Grid,
@@ -22,6 +21,7 @@ from grader.reports.models import (
     SubmissionReport,
 )
 from grader.sandboxing.owntext import coarse_error
+from grader.specs.problem import Visibility
 
 GRADER_FAULT = "the grader failed here (not your fault): your instructor's report has the details"
 WITHHELD = "withheld"  # the `check` field of a withheld check in a candidate's view

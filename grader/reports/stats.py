@@ -7,8 +7,8 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass
 
-from grader.courses.spec import Visibility
 from grader.reports.models import CheckStatus, ProblemReport, ProblemStatus, SubmissionReport
+from grader.specs.problem import Visibility
 
 BUCKETS = ("0%", "1-49%", "50-99%", "100%")
 # What became of a problem in one submission: graded (by its score), failed (a status that is

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from grader.courses.spec import Visibility
 from grader.reports.models import CheckStatus, ProblemReport, SubmissionReport
 from grader.reports.text import check_details, problem_note
+from grader.specs.problem import Visibility
 
 
 @dataclass(frozen=True)

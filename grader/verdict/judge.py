@@ -5,10 +5,10 @@ from __future__ import annotations
 import traceback
 from collections.abc import Callable
 
-from grader.courses.spec import ProblemSpec
 from grader.reports.models import CheckReport, CheckStatus, ProblemReport, ProblemStatus
 from grader.sandboxing import owntext
 from grader.sandboxing.results import ProblemRun
+from grader.specs.problem import ProblemSpec
 from grader.verdict.checks import Check, Context, Failure, Verdict
 from grader.verdict.checks.scope import Sources
 from grader.verdict.missing import Missing, missing_text, stopped, why_missing

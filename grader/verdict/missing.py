@@ -7,9 +7,9 @@ import signal
 from collections.abc import Mapping
 
 from grader.compat import StrEnum
-from grader.courses.spec import ProblemSpec
 from grader.sandboxing.owntext import own
 from grader.sandboxing.results import ProblemExit, ProblemRun
+from grader.specs.problem import ProblemSpec
 
 
 class Missing(StrEnum):

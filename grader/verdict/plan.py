@@ -13,8 +13,8 @@ from typing import Any, Literal
 
 import torch
 
-from grader.courses.spec import Config, ModuleArg, ProblemSpec, TensorArg
 from grader.errors import GraderFault
+from grader.specs.problem import Config, ModuleArg, ProblemSpec, TensorArg
 from grader.verdict.reference import ReferenceSource
 from sandbox.protocol import (
     Argument,

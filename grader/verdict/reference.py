@@ -19,8 +19,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from grader.courses.coursefile import CourseError
 from grader.sandboxing import executor
+from grader.specs.course import CourseError
 from sandbox.probes import seed_cpu
 from sandbox.protocol import Probe, ProbeData
 
@@ -61,7 +61,7 @@ class LiveReference(ReferenceSource):
         self.shapes: dict[str, list[tuple[str, list[int]]]] = {}  # by question
 
     def namespace(self, problem: str) -> dict[str, Any]:
-        from grader.courses.trusted import import_file
+        from grader.specs.trusted import import_file
 
         if problem not in self.namespaces:
             module = import_file(self.reference_file(problem), f"reference_{problem}")

@@ -20,8 +20,8 @@ from importlib.metadata import requires
 from pathlib import Path
 
 from grader import __version__
-from grader.courses.paths import BUILTIN_COURSE, package_path
 from grader.sandboxing.image import TORCH_VERSION
+from grader.specs.paths import BUILTIN_COURSE, package_path
 
 STUDENT = "grader-student"
 SOURCE = "/autograder/source/grader"

@@ -16,7 +16,6 @@ from typing import Any, ClassVar, Generic, cast, get_args
 import torch
 from typing_extensions import TypeVar
 
-from grader.courses.spec import Arg, CheckSpec, Config, ModuleArg, ProblemSpec, TensorArg
 from grader.reports.models import AttentionPattern, CheckStatus, Diagnosis
 from grader.sandboxing.results import (
     BufferInfo,
@@ -29,6 +28,7 @@ from grader.sandboxing.results import (
     ValueOut,
     nonconformity,
 )
+from grader.specs.problem import Arg, CheckSpec, Config, ModuleArg, ProblemSpec, TensorArg
 from grader.strict import Strict
 from grader.verdict.checks.returned import (
     dtype_text,

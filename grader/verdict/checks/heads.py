@@ -8,9 +8,9 @@ import itertools
 
 from pydantic import Field
 
-from grader.courses.spec import CheckSpec, Config, ModuleArg, ProblemSpec
 from grader.reports.models import CheckStatus
 from grader.sandboxing.owntext import own
+from grader.specs.problem import CheckSpec, Config, ModuleArg, ProblemSpec
 from grader.verdict.checks.base import Check, Context, NoParams, Verdict, register
 from grader.verdict.checks.loops import computing_loops, find_function
 from grader.verdict.checks.values import passed

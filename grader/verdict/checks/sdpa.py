@@ -8,10 +8,10 @@ from typing import Literal
 import torch
 from pydantic import Field, model_validator
 
-from grader.courses.spec import Config
 from grader.reports.models import CheckStatus
 from grader.sandboxing.owntext import own, own_value
 from grader.sandboxing.results import TraceEntry
+from grader.specs.problem import Config
 from grader.strict import Strict
 from grader.verdict.checks.base import (
     Check,

@@ -8,7 +8,6 @@ from typing import Any, TypeVar
 
 from pydantic import Field
 
-from grader.courses.spec import Config
 from grader.reports.models import CheckStatus
 from grader.sandboxing.owntext import (
     SHOWN_NAMES,
@@ -20,6 +19,7 @@ from grader.sandboxing.owntext import (
     shown,
 )
 from grader.sandboxing.results import InspectInfo, ParamInfo, TensorOut
+from grader.specs.problem import Config
 from grader.verdict.checks.base import (
     Check,
     ConfigParams,

@@ -6,9 +6,9 @@ from typing import Any, TypeVar
 
 import torch
 
-from grader.courses.spec import Config, ModuleArg
 from grader.reports.models import AttentionPattern, CheckStatus, Diagnosis
 from grader.sandboxing.owntext import coarse_error, own, own_value
+from grader.specs.problem import Config, ModuleArg
 from grader.verdict import diagnose, patterns
 from grader.verdict.checks.base import (
     Check,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import torch
 
-from grader.courses.spec import CheckSpec, Config, ProblemSpec
 from grader.reports.models import AttentionPattern, CheckStatus
 from grader.sandboxing.owntext import own_row_sum, own_value
+from grader.specs.problem import CheckSpec, Config, ProblemSpec
 from grader.verdict.checks.base import (
     Check,
     ConfigParams,

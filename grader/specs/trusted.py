@@ -6,7 +6,7 @@ import importlib.util
 from pathlib import Path
 from types import ModuleType
 
-from grader.courses.spec import SpecError
+from grader.specs.problem import SpecError
 
 
 def import_file(path: Path, name: str) -> ModuleType:

@@ -10,8 +10,8 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 from grader.compat import tomllib
-from grader.courses.spec import Visibility
 from grader.errors import GraderError
+from grader.specs.problem import Visibility
 from grader.strict import Strict
 
 
