@@ -71,7 +71,7 @@ class Grader:
         self.backend = backend
         self.seed = seed
         self.overrides = limit_overrides or LimitOverrides()
-        self.prepared: dict[str, Prepared] = prepare(catalog, problems, seed)
+        self.prepared: dict[str, Prepared] = prepare(problems, seed, catalog.reference_source())
         self.parts = {
             pid: problem_part(
                 pid,

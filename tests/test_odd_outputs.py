@@ -134,7 +134,7 @@ def forged_runs(prepared: Prepared) -> dict[str, ProblemRun]:
 
 def test_forged_worker_output_is_malformed_not_a_grader_error(catalog: Catalog) -> None:
     problem = "causal_self_attention"
-    prepared = prepare(catalog, catalog.select([problem]), seed=0)[problem]
+    prepared = prepare(catalog.select([problem]), 0, catalog.reference_source())[problem]
     source = prepared.problem.reference_file.read_bytes()
     for forgery, run in forged_runs(prepared).items():
         report = judge_problem(prepared, run, Sources({prepared.problem.spec.entry: source}))

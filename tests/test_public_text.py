@@ -62,7 +62,7 @@ Edit = Callable[[dict[str, Any], dict[str, torch.Tensor], Probe], None]
 
 @pytest.fixture(scope="module")
 def prepared(catalog: Catalog) -> dict[str, Prepared]:
-    return prepare(catalog, catalog.select([CAUSAL, WRAPPER]), seed=0)
+    return prepare(catalog.select([CAUSAL, WRAPPER]), 0, catalog.reference_source())
 
 
 def forged(prepared: Prepared, edit: Edit) -> ProblemRun:

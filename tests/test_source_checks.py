@@ -436,7 +436,7 @@ def test_what_the_host_cannot_read_is_unreadable(data: bytes, line: int, why: st
 def test_an_unreadable_file_in_scope_fails_forbidden_api(catalog: Catalog) -> None:
     """The reference's own results, with a helper the host cannot read: only that check fails."""
     problem = "causal_self_attention"
-    prepared = prepare(catalog, catalog.select([problem]), seed=0)[problem]
+    prepared = prepare(catalog.select([problem]), 0, catalog.reference_source())[problem]
     entry = b"import helpers\n" + prepared.problem.reference_file.read_bytes()
     files = {prepared.problem.spec.entry: entry, "helpers.py": DEEP_EXPRESSION.encode()}
     ended = ProblemExit(exit_code=0, signal=None, timed_out=False, seconds=1.0)
@@ -523,7 +523,7 @@ def test_a_helpers_use_counts_where_the_guard_cannot_refuse_it(
     catalog: Catalog, helper: str, names: list[str] | None, fails: bool
 ) -> None:
     problem = "causal_self_attention"
-    prepared = prepare(catalog, catalog.select([problem]), seed=0)[problem]
+    prepared = prepare(catalog.select([problem]), 0, catalog.reference_source())[problem]
     if names is not None:  # the course's check, given its own names
         at, check = next(
             (i, c) for i, c in enumerate(prepared.checks) if isinstance(c, ForbiddenApi)

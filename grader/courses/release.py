@@ -56,7 +56,7 @@ def release(course: OpenCourse, out: Path, seed: int | None = None) -> Path:
     seed = draw_seed(seed)
     shown = [p.restricted(SHOWN) for p in catalog.problems.values()]
     recorder = Recorder(catalog.reference_source())
-    prepared = prepare(catalog, shown, seed, recorder)
+    prepared = prepare(shown, seed, recorder)
     tensors: dict[str, torch.Tensor] = {}
     for problem_id, item in prepared.items():
         tensors.update({f"in/{problem_id}/{k}": v for k, v in item.plan.tensors.items()})

@@ -14,7 +14,7 @@ from grader.verdict.plan import Plan
 from grader.verdict.reference import ReferenceSource
 
 if TYPE_CHECKING:
-    from grader.courses.catalog import Catalog, Problem
+    from grader.courses.catalog import Problem
 
 
 @dataclass
@@ -25,12 +25,9 @@ class Prepared:
     reference: dict[str, ProbeResult]
 
 
-def prepare(
-    catalog: Catalog, problems: list[Problem], seed: int, source: ReferenceSource | None = None
-) -> dict[str, Prepared]:
-    """Plan every problem's probes and get the reference's results on them (the reference run
-    through the sandbox's executor, or a kit's record of it), from `source` if given."""
-    source = source or catalog.reference_source()
+def prepare(problems: list[Problem], seed: int, source: ReferenceSource) -> dict[str, Prepared]:
+    """Plan every problem's probes and get the reference's results on them from `source`, the
+    caller's (the reference run through the sandbox's executor, or a kit's record of it)."""
     torch.set_num_threads(1)
     prepared = {}
     for problem in problems:
