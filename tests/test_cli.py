@@ -41,6 +41,14 @@ def run(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
+@pytest.fixture
+def fake_backend(monkeypatch: pytest.MonkeyPatch) -> FakeBackend:
+    """Batches graded by a backend that runs nothing: for the logic around grading."""
+    fake = FakeBackend()
+    monkeypatch.setattr("grader.batch.make_backend", lambda *args, **kwargs: fake)
+    return fake
+
+
 def test_problems_lists_points(catalog: Catalog) -> None:
     code, out = run("problems")
     assert code == 0
@@ -134,7 +142,9 @@ def test_resume_reuses_only_valid_reports(tmp_path: Path) -> None:
     assert saved_report(tmp_path / "subs", out, ids) is None  # nothing saved
 
 
-def test_resume_grades_the_rest_with_the_batch_seed(tmp_path: Path) -> None:
+def test_resume_grades_the_rest_with_the_batch_seed(
+    tmp_path: Path, fake_backend: FakeBackend
+) -> None:
     """One class report holds one seed: the saved report's, also for what is graded now."""
     out = tmp_path / "reports"
     saved, fresh = tmp_path / "subs" / "full", tmp_path / "subs" / "late"
@@ -358,7 +368,7 @@ def test_a_broken_reference_is_a_grader_error(
 
 
 def test_an_interrupted_batch_keeps_its_reports_and_says_how_to_resume(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_backend: FakeBackend
 ) -> None:
     """Ctrl-C as the second report comes: the first is kept, the rest are not, and the printed
     command grades exactly the rest with the batch's seed."""
@@ -376,7 +386,7 @@ def test_an_interrupted_batch_keeps_its_reports_and_says_how_to_resume(
         return write_report(report, folder)
 
     with monkeypatch.context() as patch:
-        patch.setattr("grader.api.write_report", stop_at_the_second)
+        patch.setattr("grader.batch.write_report", stop_at_the_second)
         code, text = run(*args)
     assert code == 130, text
     assert "stopped: 1 report(s) kept in" in text and "2 submission(s) not graded" in text
@@ -392,14 +402,6 @@ def test_an_interrupted_batch_keeps_its_reports_and_says_how_to_resume(
     assert (out / "ada.json").read_text() == kept["ada.json"]
     seeds = {read_report(p).run.seed for p in out.glob("*.json")}
     assert len(seeds) == 1
-
-
-@pytest.fixture
-def fake_backend(monkeypatch: pytest.MonkeyPatch) -> FakeBackend:
-    """Batches graded by a backend that runs nothing: for the logic around grading."""
-    fake = FakeBackend()
-    monkeypatch.setattr("grader.batch.make_backend", lambda *args, **kwargs: fake)
-    return fake
 
 
 def test_three_shards_merge_into_the_gradebook_of_one_run(
