@@ -12,8 +12,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from grader.courses.catalog import Catalog
 from grader.grade import Grader
-from grader.specs.paths import PROBLEMS_DIR
+from grader.specs.paths import PROBLEMS_DIR, REFERENCES_DIR
+from grader.verdict.checks.base import config_text
 from grader.verdict.checks.placement import placement_fault, ratios
 
 P = 0.5
@@ -100,3 +102,20 @@ def test_a_parameter_mistake_is_not_blamed_on_dropout(
         dropout = next(c for c in report.problem(problem).checks if c.check == "dropout")
         assert "a parameter mistake" in dropout.message, dropout.message
         assert "dropout must" not in dropout.message
+
+
+def test_a_fault_at_one_token_names_the_one_token_config(
+    tmp_path: Path, make_grader: Callable[..., Grader], catalog: Catalog
+) -> None:
+    """`squeeze()` drops the token axis only where T = 1: the dropout check's message names the
+    config whose output it shows (drop_T1), not the check's own (drop)."""
+    reference = (REFERENCES_DIR / "causal_attention.py").read_text()
+    squeezed = reference.replace("return att @ v  # (B, T, d_out)", "return (att @ v).squeeze()")
+    assert squeezed != reference
+    (tmp_path / "causal_attention.py").write_text(squeezed)
+    report = make_grader(["causal_attention"]).grade(tmp_path)
+    dropout = next(c for c in report.problem("causal_attention").checks if c.check == "dropout")
+    spec = catalog.problems["causal_attention"].spec
+    assert dropout.status == "failed", dropout.message
+    assert dropout.message.startswith(config_text(spec.config("drop_T1"))), dropout.message
+    assert "input (16, 1, 8)" in dropout.message and "(16, 6)" in dropout.message

@@ -90,9 +90,18 @@ class Dropout(Check[DropoutParams]):
 
     def judge(self, ctx: Context) -> Verdict:
         with about(self.problem.config(self.params.config)):
-            return self.compare(ctx)
+            found = self.compare(ctx)
+        if found is not None:
+            return found
+        fault = None
+        if self.placement is not None:  # judged on its own config, named in what it finds
+            with about(self.problem.config(self.placement[0].config)):
+                fault = self.placement_fault(ctx, *self.placement)
+        with about(self.problem.config(self.params.config)):
+            return self.at_full_dropout(ctx, fault)
 
-    def compare(self, ctx: Context) -> Verdict:
+    def compare(self, ctx: Context) -> Verdict | None:
+        """A failure in eval and train mode, or in the dropout attributes; else None."""
         first, second = ctx.output(self.eval, 0), ctx.output(self.eval, 1)
         if not close(first, second, atol=0, rtol=0):
             return Verdict(
@@ -123,7 +132,10 @@ class Dropout(Check[DropoutParams]):
                     CheckStatus.failed,
                     f"attribute {name} should be nn.Dropout({self.p}), found {found}",
                 )
-        fault = None if self.placement is None else self.placement_fault(ctx, *self.placement)
+        return None
+
+    def at_full_dropout(self, ctx: Context, fault: str | None) -> Verdict:
+        """Where dropout acts: the placement's `fault` if any, else the output at p = 1."""
         got_full = ctx.output(self.full, 0)
         want_full = ctx.reference(self.full).output(0, 0)
         assert want_full is not None
