@@ -39,7 +39,11 @@ MISTAKES: dict[str, str] = {
     "qkv_heads_first": "the fused projection split into heads before Q, K and V: each head "
     "takes its q, k, v from one block of 3 * head_dim channels instead of [Q | K | V]",
     "causal_mask_added": "a causal mask applied: this attention is bidirectional",
+    "float32_precision": "computed in float32 inside a float64 forward (a softmax or a scale "
+    "in float32, cast back): float64 inputs lose precision",
 }
+PRECISION = "float32_precision"
+"""Tried on every form where the inputs are float64, after the spec's mistakes."""
 
 
 @dataclass(frozen=True)
@@ -228,6 +232,16 @@ def close(a: torch.Tensor, b: torch.Tensor, atol: float, rtol: float) -> bool:
     return bool(torch.allclose(a.double(), b.double(), atol=atol, rtol=rtol, equal_nan=True))
 
 
+def single(values: Any) -> Any:
+    """Float64 tensors (in a list or a dict of them) as float32: a float32 computation."""
+    if isinstance(values, dict):
+        return {k: single(v) for k, v in values.items()}
+    if isinstance(values, list):
+        return [single(v) for v in values]
+    is_double = isinstance(values, torch.Tensor) and values.dtype == torch.float64
+    return values.float() if is_double else values
+
+
 def identify(
     form: str,
     mistakes: list[str],
@@ -239,14 +253,30 @@ def identify(
     atol: float,
     rtol: float,
 ) -> Match | None:
-    """The first known mistake whose outputs match what the candidate returned (by index)."""
-    for mistake, knobs in variants(mistakes):
+    """The first known mistake whose outputs match every output the candidate returned (by
+    index), and that changes at least one of them: a mistake that leaves what was compared as
+    it is explains nothing. Float64 inputs also try the whole form in float32."""
+    inputs = (weights, args, kwargs)
+    tried = [(mistake, knobs, inputs) for mistake, knobs in variants(mistakes)]
+    if any(isinstance(a, torch.Tensor) and a.dtype == torch.float64 for a in args):
+        tried.append((PRECISION, Knobs(), (single(weights), single(args), single(kwargs))))
+    try:
+        correct = compute(form, weights, args, kwargs, params, Knobs())
+    except (RuntimeError, ValueError, IndexError):
+        correct = []
+    for mistake, knobs, (w, a, kw) in tried:
         try:
-            expected = compute(form, weights, args, kwargs, params, knobs)
+            expected = compute(form, w, a, kw, params, knobs)
         except (RuntimeError, ValueError, IndexError):
             continue
-        pairs = [(g, expected[i]) for i, g in got.items() if i < len(expected)]
-        if pairs and all(close(g, e, atol, rtol) for g, e in pairs):
+        if len(expected) < len(got) or not got:
+            continue
+        if not all(close(g, expected[i], atol, rtol) for i, g in got.items()):
+            continue
+        same = len(correct) == len(expected) and all(
+            torch.equal(expected[i], correct[i]) for i in got
+        )
+        if not same:
             return Match(mistake, MISTAKES[mistake])
     return None
 

@@ -127,9 +127,9 @@ class Closeness(PerConfig[AP]):
         self, ctx: Context, config: Config, probe: str
     ) -> tuple[str, Diagnosis | None] | None:
         atol, rtol = self.tolerance()
-        got_all: dict[int, torch.Tensor] = {}
-        for i in self.params.outputs or range(output_count(ctx, probe)):
-            got = got_all[i] = ctx.output(probe, 0, i, finite=False)
+        compared = self.params.outputs or range(output_count(ctx, probe))
+        got_all = {i: ctx.output(probe, 0, i, finite=False) for i in compared}
+        for i, got in got_all.items():
             want = ctx.reference(probe).output(0, i)
             assert want is not None
             mismatch = dtype_mismatch(ctx, probe, i, got)

@@ -1,4 +1,5 @@
 # expect-fail: matches the reference (float64)
+# expect-diagnosis: float32_precision
 import math
 
 import torch
