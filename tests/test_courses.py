@@ -187,6 +187,28 @@ def test_the_kit_holds_no_reference_line_and_no_hidden_check(course: Path, tmp_p
     assert (
         key not in text and str(hidden_only.tensors[key].flatten().tolist()[:4])[1:-1] not in text
     )
+    # nor the config itself: its id, shapes and rationale are the hidden check's
+    shipped = json.loads((kit / "problems" / "doubling" / "problem.json").read_text())
+    assert [c["id"] for c in shipped["configs"]] == ["small"]
+    builtin = {p.spec.id: p.spec for p in open_course(None).catalog.problems.values()}
+    dropped = {
+        problem: {c.id for c in spec.configs}
+        - {c["id"] for c in kit_configs(tmp_path / "builtin_kit", problem)}
+        for problem, spec in builtin.items()
+    }
+    assert any(dropped.values()), dropped  # the built-in course has hidden-only configs too
+    for problem_id, ids in dropped.items():  # their rationale goes with them
+        shipped_configs = kit_configs(tmp_path / "builtin_kit", problem_id)
+        problem_text = (tmp_path / "builtin_kit/problems" / problem_id / "problem.json").read_text()
+        for config in (builtin[problem_id].config(i) for i in ids):
+            if config.why and config.why not in {c.get("why") for c in shipped_configs}:
+                assert json.dumps(config.why) not in problem_text, (problem_id, config.id)
+
+
+def kit_configs(kit: Path, problem: str) -> list[dict[str, Any]]:
+    shipped = json.loads((kit / "problems" / problem / "problem.json").read_text())
+    configs: list[dict[str, Any]] = shipped["configs"]
+    return configs
 
 
 @pytest.mark.timeout(300)

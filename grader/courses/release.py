@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -74,7 +75,11 @@ def release(course: OpenCourse, out: Path, seed: int | None = None) -> Path:
                 withheld_points=sum(c.points for c in hidden),
             )
         )
-        write_problem(visible, out)
+        used = prepared[full.spec.id].plan.used
+        configs = [c for c in visible.spec.configs if c.id in used]
+        write_problem(
+            replace(visible, spec=visible.spec.model_copy(update={"configs": configs})), out
+        )
     kit = KitIndex(
         grader_version=__version__,
         seed=seed,

@@ -59,6 +59,7 @@ class Plan:
         self.key = secrets.token_bytes(32)  # seals the problem's records in the sandbox
         self.seal = sealer(self.key, spec.id)
         self._by_content: dict[str, str] = {}
+        self.used: set[str] = set()  # the configs whose inputs or weights a probe asked for
 
     # -- tensors
 
@@ -83,6 +84,7 @@ class Plan:
 
     def weights(self, config: Config, problem: str | None = None) -> dict[str, str]:
         """Weights for every reference parameter: name -> tensor key (scaled like Linear init)."""
+        self.used.add(config.id)
         init = config.init if problem is None else None
         assert init is not None or problem is not None
         if problem is None:
@@ -114,6 +116,7 @@ class Plan:
         self, config: Config, dtype: Dtype = "float32", grad: bool | None = None
     ) -> list[Argument]:
         """The call arguments of a config as the worker reads them."""
+        self.used.add(config.id)
         out: list[Argument] = []
         for i, arg in enumerate(config.args):
             if isinstance(arg, TensorArg):
