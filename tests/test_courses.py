@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +89,55 @@ def test_course_file_errors_name_the_file_and_field(course: Path, text: str, sai
     with pytest.raises(CourseError, match=r"course\.toml") as caught:
         open_course(course)
     assert said in str(caught.value)
+
+
+BROKEN: dict[str, tuple[str, Callable[[str], str], str]] = {
+    "unknown config": (
+        "problems/doubling/spec.toml",
+        lambda text: text.replace('configs = ["small"] }', 'configs = ["smal"] }', 1),
+        "spec.toml: checks.0.params.configs: no config 'smal' (the spec's configs: small, wide)",
+    ),
+    "reference cannot import": (
+        "reference_solutions/doubling.py",
+        lambda text: text + "import no_such_module\n",
+        "doubling.py: cannot be imported (line 7): ModuleNotFoundError: "
+        "No module named 'no_such_module'",
+    ),
+    "reference raises": (
+        "reference_solutions/doubling.py",
+        lambda text: text.replace("doubled_by_the_reference = x.mul(2.0)", "1 / 0"),
+        "doubling: the reference failed probe p0: ZeroDivisionError: division by zero",
+    ),
+}
+
+
+@pytest.mark.parametrize("broken", BROKEN, ids=str)
+def test_an_error_in_a_course_is_one_line_naming_its_file(course: Path, broken: str) -> None:
+    """The course's author is told what and where in one line, exit 2: no traceback."""
+    name, change, said = BROKEN[broken]
+    path = course / name
+    path.write_text(change(path.read_text()))
+    result = CliRunner().invoke(cli, ["validate", "--course", str(course)])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and said in result.output, result.output
+    assert [line for line in result.output.splitlines() if line.startswith("Error:")], result.output
+
+
+def test_a_reference_failing_to_build_is_one_line(tmp_path: Path) -> None:
+    course = tmp_path / "course"
+    (course / "problems").mkdir(parents=True)
+    (course / "course.toml").write_text('name = "one module"\n')
+    shutil.copytree(PROBLEMS_DIR / "self_attention", course / "problems" / "self_attention")
+    reference = (REFERENCES_DIR / "self_attention.py").read_text()
+    broken = reference.replace("super().__init__()", "super().__init__()\n        1 / 0", 1)
+    (course / "reference_solutions").mkdir()
+    (course / "reference_solutions" / "self_attention.py").write_text(broken)
+    result = CliRunner().invoke(cli, ["validate", "--course", str(course)])
+    assert result.exit_code == 2, result.output
+    assert result.output.strip() == (
+        "Error: self_attention: the reference's SelfAttention(embedding_dim=16) raised "
+        "ZeroDivisionError: division by zero"
+    ), result.output
 
 
 def test_a_problem_with_its_own_checks_loads_twice_in_one_process(course: Path) -> None:

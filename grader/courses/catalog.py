@@ -113,7 +113,14 @@ def validate(problem: Problem, path: Path) -> None:
     from grader.verdict.diagnose import FORMS, MISTAKES
 
     spec, library = problem.spec, problem.library
-    for check in spec.checks:
+    known_configs = {c.id for c in spec.configs}
+    for index, check in enumerate(spec.checks):
+        for place, config_id in named_configs(check.params, "params"):
+            if config_id not in known_configs:
+                raise SpecError(
+                    f"{path}: checks.{index}.{place}: no config {config_id!r} "
+                    f"(the spec's configs: {', '.join(sorted(known_configs)) or 'none'})"
+                )
         if check.check not in library:
             known = ", ".join(sorted(library))
             raise SpecError(
@@ -129,6 +136,21 @@ def validate(problem: Problem, path: Path) -> None:
         unknown = [m for m in spec.diagnosis.mistakes if m not in MISTAKES]
         if unknown:
             raise SpecError(f"{path}: diagnosis.mistakes: unknown {', '.join(unknown)}")
+
+
+def named_configs(value: object, where: str) -> list[tuple[str, object]]:
+    """Every config a check's params name (`config = "..."`, `configs = [...]`, at any depth),
+    with the field that names it."""
+    found: list[tuple[str, object]] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "config":
+                found.append((f"{where}.{key}", item))
+            elif key == "configs" and isinstance(item, list):
+                found += [(f"{where}.{key}", config_id) for config_id in item]
+            else:
+                found += named_configs(item, f"{where}.{key}")
+    return found
 
 
 class Catalog:

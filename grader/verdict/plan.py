@@ -14,6 +14,7 @@ from typing import Any, Literal
 import torch
 
 from grader.errors import GraderFault
+from grader.sandboxing.results import ErrorInfo
 from grader.specs.problem import Config, ModuleArg, ProblemSpec, TensorArg
 from grader.verdict.reference import ReferenceSource
 from sandbox.protocol import (
@@ -215,8 +216,9 @@ class Plan:
         }
         result, _ = self.source.run(self.spec.id, probe, self.tensors)
         if result["error"] is not None:
+            error = ErrorInfo.model_validate(result["error"])
             raise GraderFault(
-                f"{self.spec.id}: the reference failed on {config.id}: {result['error']}"
+                f"{self.spec.id}: the reference failed on {config.id}: {error.summary()}"
             )
         output = result["calls"][0]["outputs"][0]
         assert output["kind"] == "tensor", output

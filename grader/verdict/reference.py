@@ -19,6 +19,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from grader.errors import GraderFault
 from grader.sandboxing import executor
 from grader.specs.course import CourseError
 from sandbox.probes import seed_cpu
@@ -71,8 +72,18 @@ class LiveReference(ReferenceSource):
     def module(self, problem: str, symbol: str | None, init: dict[str, Any]) -> nn.Module:
         namespace = self.namespace(problem)
         seed_cpu(0)
-        module = namespace[symbol or module_symbol(namespace)](**init)
-        assert isinstance(module, nn.Module)
+        name = symbol or module_symbol(namespace)
+        if name not in namespace:
+            raise GraderFault(f"{problem}: the reference solution defines no {name}")
+        try:
+            module = namespace[name](**init)
+        except Exception as exc:  # the course's own code failed: the grader's fault
+            raise GraderFault(
+                f"{problem}: the reference's {name}({init_text(init)}) raised "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+        if not isinstance(module, nn.Module):
+            raise GraderFault(f"{problem}: the reference's {name} is not an nn.Module")
         return module
 
     def parameters(
@@ -182,3 +193,7 @@ class Recorded(ReferenceSource):
         if key not in self.outcomes:
             raise self.missing(f"the reference's results of {problem} on probe {probe['id']}")
         return self.outcomes[key]
+
+
+def init_text(init: dict[str, Any]) -> str:
+    return ", ".join(f"{key}={value!r}" for key, value in init.items())
