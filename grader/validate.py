@@ -5,7 +5,9 @@
 Each is graded as a candidate hands it in: its file swapped into an otherwise complete correct
 submission (every reference), so a mistake in one file is shown to cost that problem only.
 
-A mutant is a one-file wrong submission whose header declares what it must fail:
+A mutant is a one-file wrong submission whose header declares what it must fail, and the
+mistake it is diagnosed with by a check candidates see (`expect-hidden-diagnosis`: by a hidden
+check, which only instructors see):
 
     # expect-fail: matches the reference (float32)
     # expect-diagnosis: no_scale
@@ -23,16 +25,18 @@ from grader.courses.catalog import Catalog, Problem
 from grader.grade import Grader
 from grader.reports.models import CheckStatus, ProblemStatus, SubmissionReport
 from grader.sandboxing.backends.base import Backend
-from grader.specs.problem import SpecError
+from grader.specs.problem import SpecError, Visibility
+from grader.verdict.diagnose import MISTAKES
 
-HEADER = re.compile(r"^#\s*expect-(fail|diagnosis):\s*(.+?)\s*$", re.MULTILINE)
+HEADER = re.compile(r"^#\s*expect-(fail|diagnosis|hidden-diagnosis):\s*(.+?)\s*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
 class Mutant:
     path: Path
     fails: list[str]
-    diagnoses: list[str]
+    diagnoses: list[str]  # made by a visible check
+    hidden_diagnoses: list[str]  # made by a check, whatever its visibility
 
 
 @dataclass
@@ -49,7 +53,15 @@ def read_mutant(path: Path) -> Mutant:
     fails = [v for k, v in found if k == "fail"]
     if not fails:
         raise SpecError(f"{path}: no '# expect-fail: CHECK NAME' header")
-    return Mutant(path, fails, [v for k, v in found if k == "diagnosis"])
+    diagnoses = [v for k, v in found if k == "diagnosis"]
+    hidden = [v for k, v in found if k == "hidden-diagnosis"]
+    unknown = [d for d in diagnoses + hidden if d not in MISTAKES]
+    if unknown:
+        raise SpecError(
+            f"{path}: expect-diagnosis: no mistake named {', '.join(map(repr, unknown))} "
+            f"(known: {', '.join(sorted(MISTAKES))})"
+        )
+    return Mutant(path, fails, diagnoses, hidden)
 
 
 def mutants_of(problem: Problem) -> list[Mutant]:
@@ -67,11 +79,19 @@ def judge_mutant(problem: Problem, mutant: Mutant, report: SubmissionReport) -> 
         elif check.status is CheckStatus.passed:
             misses.append(f"passed {name!r}")
     got = {c.diagnosis.mistake for c in checks.values() if c.diagnosis and c.diagnosis.mistake}
-    misses += [
-        f"no diagnosis {d!r} (got {sorted(got) or 'none'})"
-        for d in mutant.diagnoses
-        if d not in got
-    ]
+    shown = {
+        c.diagnosis.mistake
+        for c in checks.values()
+        if c.diagnosis and c.diagnosis.mistake and c.visibility is Visibility.visible
+    }
+    for declared in mutant.diagnoses + mutant.hidden_diagnoses:
+        if declared not in got:
+            misses.append(f"no diagnosis {declared!r} (got {sorted(got) or 'none'})")
+        elif declared in mutant.diagnoses and declared not in shown:
+            misses.append(
+                f"diagnosis {declared!r} made by hidden checks only, which no candidate sees "
+                "(declare it with expect-hidden-diagnosis if that is meant)"
+            )
     return misses
 
 

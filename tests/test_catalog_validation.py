@@ -3,11 +3,16 @@ command (scripts/test.sh). Here: the CLI on one problem, and the size of the mut
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from click.testing import CliRunner
 
 from grader.cli.main import cli
 from grader.courses.catalog import Catalog
-from grader.validate import mutants_of
+from grader.specs.problem import SpecError
+from grader.validate import judge_mutant, mutants_of, read_mutant
+from tests.reports import sample_reports
 
 CATALOG = Catalog()
 
@@ -25,3 +30,34 @@ def test_mutant_banks() -> None:
         mutants = mutants_of(CATALOG.problems[problem])
         assert len(mutants) >= 6
         assert len({d for m in mutants for d in m.diagnoses}) >= 3, problem
+
+
+def test_a_mutant_declares_only_known_mistakes(tmp_path: Path) -> None:
+    mutant = tmp_path / "typo.py"
+    mutant.write_text(
+        "# expect-fail: matches the reference (float32)\n# expect-diagnosis: no_scal\n"
+    )
+    with pytest.raises(SpecError, match=r"typo\.py: expect-diagnosis: no mistake named 'no_scal'"):
+        read_mutant(mutant)
+
+
+def test_a_declared_diagnosis_must_be_one_a_candidate_sees(tmp_path: Path) -> None:
+    """The sample report diagnoses view_no_transpose on a visible check, interleaved_heads on a
+    hidden one: the second is declared as hidden or it fails validation."""
+    report = sample_reports()[1]
+    problem = CATALOG.problems["split_heads"]
+    checks = {c.name: c for c in report.problem("split_heads").checks}
+    failed = next(name for name, c in checks.items() if c.status == "failed")
+    lines = [f"# expect-fail: {failed}"]
+    for header, fault in (
+        ("expect-diagnosis: view_no_transpose", None),
+        ("expect-hidden-diagnosis: interleaved_heads", None),
+        ("expect-diagnosis: interleaved_heads", "made by hidden checks only"),
+    ):
+        mutant = tmp_path / "m.py"
+        mutant.write_text("\n".join([*lines, f"# {header}"]) + "\n")
+        misses = judge_mutant(problem, read_mutant(mutant), report)
+        if fault is None:
+            assert misses == [], (header, misses)
+        else:
+            assert len(misses) == 1 and fault in misses[0], (header, misses)

@@ -1,5 +1,5 @@
 # expect-fail: matches the reference (float64)
-# expect-diagnosis: float32_precision
+# expect-hidden-diagnosis: float32_precision
 """Softmax computed in float32 "for stability", then cast back: float64 loses precision."""
 
 import math
