@@ -128,6 +128,13 @@ def release(path: Path | None, out: Path, *, seed: int | None = None) -> Path:
     return write_kit(course(path), out, seed)
 
 
+def authoring_guide() -> str:
+    """Every field of a spec, every check with its params, every diagnosis form and mistake."""
+    from grader.verdict.guide import authoring_guide as guide
+
+    return guide()
+
+
 def report_schema() -> dict[str, Any]:
     """The JSON schema of a submission report."""
     return json_schema()

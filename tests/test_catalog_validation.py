@@ -12,6 +12,9 @@ from grader.cli.main import cli
 from grader.courses.catalog import Catalog
 from grader.specs.problem import SpecError
 from grader.validate import judge_mutant, mutants_of, read_mutant
+from grader.verdict.checks import CHECKS
+from grader.verdict.diagnose import MISTAKES
+from tests.conftest import ROOT
 from tests.reports import sample_reports
 
 CATALOG = Catalog()
@@ -61,3 +64,12 @@ def test_a_declared_diagnosis_must_be_one_a_candidate_sees(tmp_path: Path) -> No
             assert misses == [], (header, misses)
         else:
             assert len(misses) == 1 and fault in misses[0], (header, misses)
+
+
+def test_the_authoring_guide_is_the_one_the_grader_prints() -> None:
+    """docs/checks.md is `grader checks`: regenerate it with `grader checks > docs/checks.md`."""
+    printed = CliRunner().invoke(cli, ["checks"]).output
+    assert (ROOT / "docs" / "checks.md").read_text() == printed
+    for check_id in CHECKS:
+        assert f"### `{check_id}`" in printed
+    assert all(f"`{mistake}`" in printed for mistake in MISTAKES)

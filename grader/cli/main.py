@@ -218,6 +218,12 @@ def release(out: Path, seed: int | None, course: Path | None) -> None:
 
 
 @cli.command()
+def checks() -> None:
+    """Print the authoring guide: every spec field, check, diagnosis form and mistake."""
+    click.echo(api.authoring_guide(), nl=False)
+
+
+@cli.command()
 def schema() -> None:
     """Print the JSON schema of a submission report."""
     click.echo(json.dumps(api.report_schema(), indent=2))

@@ -59,41 +59,49 @@ Arg = TensorArg | ModuleArg | int | float | bool | str
 class Config(Strict):
     """One way of probing the entry: constructor arguments (modules) or call arguments."""
 
-    id: str = Field(pattern=r"^[A-Za-z0-9_]+$")
+    id: str = Field(pattern=r"^[A-Za-z0-9_]+$", description="Named by checks' `configs`.")
     symbol: str | None = Field(None, description="Entry symbol probed (default: the first).")
-    init: dict[str, Any] | None = None
-    args: list[Arg] = Field(default_factory=list)
-    mask: Literal["causal", "padding", "per_head"] | None = None
-    why: str = ""
+    init: dict[str, Any] | None = Field(None, description="Constructor arguments (modules).")
+    args: list[Arg] = Field(default_factory=list, description="Call arguments, in order.")
+    mask: Literal["causal", "padding", "per_head"] | None = Field(
+        None, description="A mask passed as `mask=`, drawn by the grader."
+    )
+    why: str = Field("", description="What the config is for, shown with its results.")
 
 
 class CheckSpec(Strict):
     """One graded check: a library check (or one of the problem's own) with its points."""
 
-    check: str
-    name: str
+    check: str = Field(description="A check of the library (below) or of the problem's checks.py.")
+    name: str = Field(description="What the candidate reads: unique in the problem.")
     points: float = Field(gt=0)
-    visibility: Visibility = Visibility.visible
-    params: dict[str, Any] = Field(default_factory=dict)
+    visibility: Visibility = Field(Visibility.visible, description="Who sees it, and when.")
+    params: dict[str, Any] = Field(default_factory=dict, description="The check's params.")
 
 
 class Diagnosis(Strict):
     """How the diagnosis engine reads this problem's weights to replay known mistakes."""
 
-    form: str
-    mistakes: list[str] = Field(default_factory=list)
-    params: dict[str, Any] = Field(default_factory=dict)
+    form: str = Field(description="A diagnosis form (below): how the problem computes.")
+    mistakes: list[str] = Field(default_factory=list, description="Mistakes (below) to replay.")
+    params: dict[str, Any] = Field(
+        default_factory=dict, description="The form's layer names; `heads_from` reads init."
+    )
 
 
 class ProblemSpec(Strict):
-    id: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    id: str = Field(pattern=r"^[a-z][a-z0-9_]*$", description="The folder's name.")
     title: str
-    number: int = Field(ge=1)
-    entry: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*\.py$")
-    kind: Literal["module", "function"]
+    number: int = Field(ge=1, description="Its place in listings and score tables.")
+    entry: str = Field(
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*\.py$", description="The file a candidate hands in."
+    )
+    kind: Literal["module", "function"] = Field(description="An nn.Module class, or functions.")
     symbols: list[str] = Field(min_length=1, description="Names the entry file must define.")
-    forbidden: list[str] = Field(default_factory=list)
-    forbidden_zeroes_problem: bool = True
+    forbidden: list[str] = Field(
+        default_factory=list, description="Attention families refused at run time."
+    )
+    forbidden_zeroes_problem: bool = Field(True, description="A refused call scores 0.")
     tolerance: dict[Precision, Tolerance] = Field(default_factory=default_tolerance)
     limits: ProblemLimits = Field(default_factory=ProblemLimits)
     configs: list[Config] = Field(min_length=1)
