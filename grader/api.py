@@ -108,15 +108,21 @@ def write_starter(path: Path | None, problem: str, directory: Path) -> Path:
     return target
 
 
-def new_problem(path: Path, problem: str, *, symbol: str = "solve") -> tuple[Path, Path]:
-    """A small working problem scaffolded in the course folder `path` (made if need be): its
-    folder and its reference solution."""
+def new_problem(
+    path: Path, problem: str, *, symbol: str | None = None, module: bool = False
+) -> tuple[Path, Path]:
+    """A small working problem scaffolded in the course folder `path` (made if need be), a
+    function's or (`module`) an nn.Module's: its folder and its reference solution."""
     from grader.courses.scaffold import scaffold
     from grader.specs.paths import reference_path
 
     if not re.fullmatch(r"[a-z][a-z0-9_]*", problem):
         raise GraderError(f"{problem!r}: a problem id is lower case letters, digits and _")
-    folder = scaffold(path, problem, symbol)
+    if symbol is None:
+        symbol = "".join(part.title() for part in problem.split("_")) if module else "solve"
+    if not symbol.isidentifier():
+        raise GraderError(f"{symbol!r}: the symbol must be a Python name")
+    folder = scaffold(path, problem, symbol, module)
     return folder, reference_path(folder)
 
 

@@ -300,6 +300,11 @@ def test_a_scaffolded_problem_validates_in_a_new_course(tmp_path: Path) -> None:
     out = run("validate", "--course", str(course), "--jobs", "2")
     assert "4 passed, 0 failed (1 problems, 1 mutants)" in out
     assert "exists" in run("new", "scaled", "--course", str(course), ok=(2,))
+    run("new", "scaled_layer", "--module", "--course", str(course))
+    spec = (course / "problems" / "scaled_layer" / "spec.toml").read_text()
+    assert 'kind = "module"' in spec and 'symbols = ["ScaledLayer"]' in spec
+    out = run("validate", "scaled_layer", "--course", str(course), "--jobs", "2")
+    assert "4 passed, 0 failed (1 problems, 1 mutants)" in out
 
 
 def test_the_gradescope_zip_packs_the_full_course(course: Path, tmp_path: Path) -> None:

@@ -196,10 +196,11 @@ def validate(course: Path | None, **options: Any) -> None:
 @cli.command()
 @click.argument("problem")
 @click.option("--course", type=FOLDER, required=True, help="The course folder (made if need be).")
-@click.option("--symbol", default="solve", show_default=True, help="The function to write.")
-def new(problem: str, course: Path, symbol: str) -> None:
+@click.option("--module", is_flag=True, help="An nn.Module's problem (default: a function's).")
+@click.option("--symbol", help="The function or class to write (default: solve, or the id's).")
+def new(problem: str, course: Path, module: bool, symbol: str | None) -> None:
     """Scaffold PROBLEM in a course folder: a small working problem to rewrite."""
-    folder, reference = api.new_problem(course, problem, symbol=symbol)
+    folder, reference = api.new_problem(course, problem, symbol=symbol, module=module)
     click.echo(
         f"wrote {folder} and {reference}: edit them, then "
         f"`grader validate {problem} --course {course}`"
