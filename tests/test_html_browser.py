@@ -1,4 +1,5 @@
-"""The class report of a realistic class in a real browser: headless Chromium, 1280 px wide.
+"""The class report of a realistic class in a real browser: headless Chromium, 1280 px wide and
+390 px (a phone), where the page never scrolls sideways: each table scrolls in its own box.
 
 Required (it fails, not skips, without Chromium) where GRADER_BROWSER_TESTS=1 or CI is set;
 scripts/setup.sh installs Chromium and scripts/test.sh sets the variable when it is there.
@@ -19,14 +20,15 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from grader.reports.html import render_html
+from grader.reports.html import render_feedback_html, render_html
+from grader.reports.redact import candidate_view
 from tests.class_reports import MOST_FREQUENT, realistic_class
 
 WIDTH, HEIGHT = 1280, 2000
 # Appended to a copy of the page: measures the layout and writes it into the DOM as JSON.
 PROBE = """<script>
 const box = (e) => e.getBoundingClientRect();
-const scores = document.querySelector("table.scores");
+const scores = document.querySelector("table.scores") || document.body;
 const cut = [...document.querySelectorAll("body *")].filter(
   (e) => !(e instanceof SVGElement) && e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1
     && getComputedStyle(e).overflowX === "visible");
@@ -35,12 +37,13 @@ probe.id = "probe";
 probe.textContent = JSON.stringify({
   viewport: innerWidth,
   page: document.documentElement.scrollWidth,
-  table: box(scores).right,
+  table: box(scores.parentElement).right,
   totals: [...scores.querySelectorAll(".total")].map((e) => [box(e).left, box(e).top,
                                                              box(e).right, box(e).bottom]),
   cut: cut.map((e) => e.tagName + ": " + e.textContent.slice(0, 60)),
-  plots: [...document.querySelectorAll("figure svg")].map((e) => [box(e).width, box(e).height]),
-  failure: document.querySelector("#failures + table tbody tr").textContent,
+  plots: [...document.querySelectorAll("figure svg")].map((e) => [box(e).left, box(e).top,
+                                                                  box(e).width, box(e).height]),
+  failure: (document.querySelector("#failures + .wide tbody tr") || {}).textContent,
   fetched: performance.getEntriesByType("resource").map((e) => e.name),
 });
 document.body.append(probe);
@@ -57,8 +60,8 @@ def chromium() -> str:
     pytest.skip("chromium is not installed (scripts/setup.sh installs it)")
 
 
-def browse(page: Path, profile: Path, *action: str) -> str:
-    """Open `page` in headless Chromium at WIDTH x HEIGHT, offline, and do `action`."""
+def browse(page: Path, profile: Path, *action: str, width: int = WIDTH) -> str:
+    """Open `page` in headless Chromium at `width` x HEIGHT, offline, and do `action`."""
     command = [
         chromium(),
         "--headless",
@@ -68,7 +71,7 @@ def browse(page: Path, profile: Path, *action: str) -> str:
         "--hide-scrollbars",
         "--host-resolver-rules=MAP * ~NOTFOUND",  # nothing resolves: the page must need nothing
         f"--user-data-dir={profile}",
-        f"--window-size={WIDTH},{HEIGHT}",
+        f"--window-size={width},{HEIGHT}",
         *action,
         page.as_uri(),
     ]
@@ -77,11 +80,38 @@ def browse(page: Path, profile: Path, *action: str) -> str:
     return done.stdout
 
 
-def measure(page: Path, profile: Path) -> dict[str, Any]:
-    """The layout PROBE measured in the browser."""
+NARROWEST = 500
+"""Headless Chromium's narrowest window: a phone's width is an iframe's within it."""
+FRAME = """<!DOCTYPE html><html><body style="margin:0">
+<iframe src="{src}" style="width:{width}px;height:{height}px;border:0;display:block"></iframe>
+<script>addEventListener("message", (event) => {{
+  const probe = document.createElement("pre");
+  probe.id = "probe";
+  probe.textContent = event.data;
+  document.body.append(probe);
+}});</script></body></html>"""
+
+
+def framed(page: Path, width: int) -> Path:
+    """`page` in an iframe `width` px wide: its own viewport, as a phone's."""
+    frame = page.with_name(f"framed-{page.name}")
+    frame.write_text(FRAME.format(src=page.name, width=width, height=HEIGHT))
+    return frame
+
+
+def measure(page: Path, profile: Path, width: int = WIDTH) -> dict[str, Any]:
+    """The layout PROBE measured in the browser (under NARROWEST, in an iframe that posts it)."""
     probed = page.with_name("probed.html")
-    probed.write_text(page.read_text().replace("</body>", PROBE + "</body>"))
-    dom = browse(probed, profile, "--dump-dom")
+    probe = (
+        PROBE
+        if width >= NARROWEST
+        else PROBE.replace(
+            "document.body.append(probe);", 'parent.postMessage(probe.textContent, "*");'
+        )
+    )
+    probed.write_text(page.read_text().replace("</body>", probe + "</body>"))
+    shown = probed if width >= NARROWEST else framed(probed, width)
+    dom = browse(shown, profile, "--dump-dom", width=max(width, NARROWEST))
     found = re.search(r'<pre id="probe">(.*?)</pre>', dom, re.S)
     assert found, dom[-2000:]
     measured: dict[str, Any] = json.loads(html.unescape(found.group(1)))
@@ -107,7 +137,7 @@ def test_report_in_chromium(tmp_path: Path) -> None:
     assert m["fetched"] == [], "the page fetched something"
     assert len(m["totals"]) == 31  # the header and every submission's
     assert all(left >= 0 and right <= WIDTH for left, _, right, _ in m["totals"])
-    assert all(w > 400 and h > 150 for w, h in m["plots"]) and len(m["plots"]) == 2
+    assert all(w > 400 and h > 150 for _, _, w, h in m["plots"]) and len(m["plots"]) == 2
     assert m["failure"].startswith("timed out" + MOST_FREQUENT[0])
 
     shot = tmp_path / "report.png"
@@ -121,3 +151,32 @@ def test_report_in_chromium(tmp_path: Path) -> None:
                 assert inked(image, (int(left), int(top), int(right), int(bottom))) > 0.005
         assert inked(image, (0, 90, WIDTH, 450)) > 0.05  # the plots at the top
     assert time.monotonic() - started < 60
+
+
+PHONE = 390
+
+
+def test_report_and_feedback_on_a_phone(tmp_path: Path) -> None:
+    """At 390 px the page does not scroll sideways and nothing is cut: the wide tables scroll in
+    their own boxes, the plots stand one above the other, the feedback's details wrap."""
+    reports = realistic_class()
+    page = tmp_path / "report.html"
+    page.write_text(render_html(reports), encoding="utf-8")
+    m = measure(page, tmp_path / "profile", width=PHONE)
+    assert m["viewport"] == PHONE
+    assert m["page"] <= PHONE, "the page scrolls sideways"
+    assert m["table"] <= PHONE, "the submissions table's box is wider than the window"
+    assert m["cut"] == [], "content overflows its box"
+    (left, top, width, height), (left2, top2, width2, _) = m["plots"]
+    assert top2 >= top + height and left2 == left, "the plots are not one above the other"
+    assert 300 < width <= PHONE and 300 < width2 <= PHONE
+    feedback = tmp_path / "feedback.html"
+    failing = next(r for r in reports if r.total < r.max_total)
+    feedback.write_text(render_feedback_html(candidate_view(failing)), encoding="utf-8")
+    f = measure(feedback, tmp_path / "profile", width=PHONE)
+    assert f["page"] <= PHONE and f["cut"] == [], f
+    shot = tmp_path / "phone.png"
+    browse(framed(page, PHONE), tmp_path / "profile", f"--screenshot={shot}", width=NARROWEST)
+    with Image.open(shot) as image:
+        assert inked(image, (0, 0, PHONE, HEIGHT)) > 0.03  # drawn, not blank
+        assert inked(image, (PHONE + 2, 0, NARROWEST, HEIGHT)) < 0.001  # and only in the frame

@@ -49,6 +49,12 @@ details { margin: .3em 0; } summary { cursor: pointer; }
 details.submission { border: 1px solid #e3e3e3; border-radius: 6px; padding: .3em .8em; }
 details.submission[open] { padding-bottom: .8em; }
 details.problem { margin: .6em 0 .6em 1em; } table.checks { width: 100%; }
+.wide { overflow-x: auto; max-width: 100%; }
+@media (max-width: 760px) {
+  body { padding: 0 8px; margin: .8em auto; }
+  .plots { grid-template-columns: 1fr; }
+  details.problem { margin-left: .2em; }
+}
 """
 SUBMISSION_STATUS = {
     "ok": '<span class="badge ok">ok</span>',
@@ -91,7 +97,10 @@ def render_html(reports: list[SubmissionReport], title: str = "Class report") ->
 
 
 def page(title: str, body: list[str]) -> str:
-    """A whole self-contained HTML document."""
+    """A whole self-contained HTML document; each table scrolls sideways in a box of its own
+    where the window is narrower (a phone's), never the page."""
+    body = [part.replace("<table", '<div class="wide"><table') for part in body]
+    body = [part.replace("</table>", "</table></div>") for part in body]
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
