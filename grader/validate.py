@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 import shutil
 import tempfile
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,24 +49,25 @@ class Outcome:
     detail: str
 
 
-def read_mutant(path: Path) -> Mutant:
+def read_mutant(path: Path, known: Collection[str] = MISTAKES) -> Mutant:
     found = HEADER.findall(path.read_text(encoding="utf-8"))
     fails = [v for k, v in found if k == "fail"]
     if not fails:
         raise SpecError(f"{path}: no '# expect-fail: CHECK NAME' header")
     diagnoses = [v for k, v in found if k == "diagnosis"]
     hidden = [v for k, v in found if k == "hidden-diagnosis"]
-    unknown = [d for d in diagnoses + hidden if d not in MISTAKES]
+    unknown = [d for d in diagnoses + hidden if d not in known]
     if unknown:
         raise SpecError(
             f"{path}: expect-diagnosis: no mistake named {', '.join(map(repr, unknown))} "
-            f"(known: {', '.join(sorted(MISTAKES))})"
+            f"(known: {', '.join(sorted(known))})"
         )
     return Mutant(path, fails, diagnoses, hidden)
 
 
 def mutants_of(problem: Problem) -> list[Mutant]:
-    return [read_mutant(p) for p in sorted((problem.folder / "mutants").glob("*.py"))]
+    known = problem.diagnoses.mistakes
+    return [read_mutant(p, known) for p in sorted((problem.folder / "mutants").glob("*.py"))]
 
 
 def judge_mutant(problem: Problem, mutant: Mutant, report: SubmissionReport) -> list[str]:

@@ -336,3 +336,18 @@ def test_the_live_reference_builds_a_module_once_for_its_parameters(
     first = source.parameters("causal_self_attention", None, init)
     assert source.parameters("causal_self_attention", None, dict(init)) == first
     assert len(built) == 1
+
+
+def test_a_course_names_its_own_mistakes(course: Path) -> None:
+    """The course's form (in the problem's checks.py) names the triple mutant's mistake, and a
+    form that raises is told to the course's author, not swallowed."""
+    assert "17 passed, 0 failed" in run("validate", "--course", str(course), "--jobs", "2")
+    checks = course / "problems" / "doubling" / "checks.py"
+    good = 'return args[0] * (3 if knobs.mistake == "tripled" else 2)'
+    checks.write_text(checks.read_text().replace(good, "raise KeyError('oops')"))
+    out = CliRunner(env={"COLUMNS": "400"}).invoke(
+        cli, ["validate", "doubling", "--course", str(course)]
+    )
+    assert (
+        out.exit_code == 1 and "the diagnosis form 'doubling' raised KeyError('oops')" in out.output
+    )

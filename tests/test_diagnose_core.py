@@ -14,10 +14,12 @@ CATALOG = Catalog()
 def test_split_heads_form_is_the_reference() -> None:
     ref = CATALOG.problems["split_heads"].reference()
     x = torch.randn(2, 5, 12)
-    split = diagnose.compute("split_heads", {}, [x, 3], {}, {}, diagnose.Knobs())[0]
+    split = diagnose.compute(diagnose.FORMS["split_heads"], {}, [x, 3], {}, {}, diagnose.Knobs())[0]
     assert torch.equal(split, ref["split_heads"](x, 3))
     params = {"function": "merge_heads"}
-    merged = diagnose.compute("split_heads", {}, [split], {}, params, diagnose.Knobs())[0]
+    merged = diagnose.compute(
+        diagnose.FORMS["split_heads"], {}, [split], {}, params, diagnose.Knobs()
+    )[0]
     assert torch.equal(merged, ref["merge_heads"](split))
 
 
@@ -29,10 +31,10 @@ def test_fused_form_is_the_reference_and_mistakes_differ() -> None:
     weights.pop("mask")
     x = torch.randn(2, 5, 24)
     params = {"heads": 3, "causal": True}
-    none = diagnose.compute("fused", weights, [x], {}, params, diagnose.Knobs())[0]
+    none = diagnose.compute(diagnose.FORMS["fused"], weights, [x], {}, params, diagnose.Knobs())[0]
     assert torch.allclose(none, module(x), atol=1e-6)
     declared = CATALOG.problems["causal_self_attention"].spec.diagnosis
     assert declared is not None
     for mistake, knobs in diagnose.variants(declared.mistakes):
-        out = diagnose.compute("fused", weights, [x], {}, params, knobs)[0]
+        out = diagnose.compute(diagnose.FORMS["fused"], weights, [x], {}, params, knobs)[0]
         assert not diagnose.close(out, none, 1e-5, 1e-4), mistake

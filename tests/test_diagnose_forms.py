@@ -33,7 +33,9 @@ def run_form(
     if source is not None:
         params["heads"] = int(config.init[source.partition(".")[2]])
     weights = {name: p.detach() for name, p in module.named_parameters()}
-    got = diagnose.compute(problem.spec.diagnosis.form, weights, [x], {}, params, knobs)
+    got = diagnose.compute(
+        diagnose.FORMS[problem.spec.diagnosis.form], weights, [x], {}, params, knobs
+    )
     with torch.no_grad():
         return got[0], module(x)
 

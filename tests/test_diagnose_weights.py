@@ -47,7 +47,9 @@ def run_form(
     if source is not None:
         params["heads"] = int(config.init[source.partition(".")[2]])
     weights = {name: p.detach() for name, p in module.named_parameters()}
-    got = diagnose.compute(problem.spec.diagnosis.form, weights, [x], kwargs, params, knobs)
+    got = diagnose.compute(
+        diagnose.FORMS[problem.spec.diagnosis.form], weights, [x], kwargs, params, knobs
+    )
     with torch.no_grad():
         out = module(x, **kwargs)
     return got, list(out) if isinstance(out, tuple) else [out]

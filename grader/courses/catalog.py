@@ -16,6 +16,7 @@ from grader.specs.trusted import import_file
 
 if TYPE_CHECKING:  # the checks import torch: only grading and validating load them
     from grader.verdict.checks import Check
+    from grader.verdict.diagnose import Diagnoses, Form
     from grader.verdict.reference import ReferenceSource
 
 
@@ -25,6 +26,8 @@ class Problem:
     folder: Path
     reference_file: Path
     own_checks: dict[str, type[Check]] = field(default_factory=dict)  # from its checks.py
+    own_forms: dict[str, Form] = field(default_factory=dict)  # diagnosis forms of its checks.py
+    own_mistakes: dict[str, str] = field(default_factory=dict)  # and the mistakes they name
     withheld: tuple[int, float] = (0, 0.0)  # checks a candidate kit does not hold, their points
 
     @property
@@ -43,6 +46,13 @@ class Problem:
         return vars(import_file(self.reference_file, f"reference_{self.spec.id}"))
 
     @property
+    def diagnoses(self) -> Diagnoses:
+        """The forms and mistakes its diagnosis may name: the grader's and its own."""
+        from grader.verdict.diagnose import BUILTIN
+
+        return BUILTIN.with_own(self.own_forms, self.own_mistakes)
+
+    @property
     def library(self) -> dict[str, type[Check]]:
         """The checks this problem's spec may declare: the library's and its own."""
         from grader.verdict.checks import CHECKS
@@ -50,8 +60,11 @@ class Problem:
         return {**CHECKS, **self.own_checks}
 
     def checks(self) -> list[Check]:
-        library = self.library
-        return [library[c.check](c, self.spec) for c in self.spec.checks]
+        library, diagnoses = self.library, self.diagnoses
+        checks = [library[c.check](c, self.spec) for c in self.spec.checks]
+        for check in checks:
+            check.diagnoses = diagnoses
+        return checks
 
     def restricted(self, visibilities: Collection[Visibility]) -> Problem:
         """This problem with only its checks of these visibilities (its max score shrinks too)."""
@@ -71,15 +84,7 @@ def load_problem(folder: Path, checked: bool = True) -> Problem:
     """One problem folder: its spec (`checked` against the library and its own `checks.py`),
     its reference, statement and starter. Unchecked, nothing that runs tensors is imported."""
     spec_path = folder / "spec.toml"
-    own: dict[str, type[Check]] = {}
-    if checked and (folder / "checks.py").is_file():
-        from grader.verdict.checks.base import own_checks
-
-        try:
-            with own_checks() as own:
-                import_file(folder / "checks.py", f"problem_checks_{folder.name}")
-        except ValueError as exc:
-            raise SpecError(f"{folder / 'checks.py'}: {exc}") from exc
+    own = own_code(folder, f"problem_checks_{folder.name}") if checked else OwnCode()
     spec = load_spec(spec_path)
     reference = reference_path(folder)
     if not reference.is_file():
@@ -89,10 +94,34 @@ def load_problem(folder: Path, checked: bool = True) -> Problem:
     for required in ("statement.md", "starter.py"):
         if not (folder / required).is_file():
             raise SpecError(f"{spec_path}: the problem has no {required}")
-    problem = Problem(spec, folder, reference, own)
+    problem = Problem(spec, folder, reference, own.checks, own.forms, own.mistakes)
     if checked:
         validate(problem, spec_path)
     return problem
+
+
+@dataclass(frozen=True)
+class OwnCode:
+    """What a problem's `checks.py` defines: checks, diagnosis forms and their mistakes."""
+
+    checks: dict[str, type[Check]] = field(default_factory=dict)
+    forms: dict[str, Form] = field(default_factory=dict)
+    mistakes: dict[str, str] = field(default_factory=dict)
+
+
+def own_code(folder: Path, module_name: str) -> OwnCode:
+    """The checks and diagnosis forms the problem's `checks.py` registers, if it has one."""
+    if not (folder / "checks.py").is_file():
+        return OwnCode()
+    from grader.verdict.checks.base import own_checks
+    from grader.verdict.diagnose import own_forms
+
+    try:
+        with own_checks() as checks, own_forms() as (forms, mistakes):
+            import_file(folder / "checks.py", module_name)
+    except ValueError as exc:
+        raise SpecError(f"{folder / 'checks.py'}: {exc}") from exc
+    return OwnCode(checks, forms, mistakes)
 
 
 class TorchMissing(GraderError):
@@ -110,9 +139,7 @@ def require_torch() -> None:
 
 def validate(problem: Problem, path: Path) -> None:
     """Every check and the diagnosis of a problem's spec are known, with params they accept."""
-    from grader.verdict.diagnose import FORMS, MISTAKES
-
-    spec, library = problem.spec, problem.library
+    spec, library, diagnoses = problem.spec, problem.library, problem.diagnoses
     known_configs = {c.id for c in spec.configs}
     for index, check in enumerate(spec.checks):
         for place, config_id in named_configs(check.params, "params"):
@@ -131,9 +158,12 @@ def validate(problem: Problem, path: Path) -> None:
         except ValueError as exc:
             raise SpecError(f"{path}: check {check.name!r}: bad params: {exc}") from exc
     if spec.diagnosis is not None:
-        if spec.diagnosis.form not in FORMS:
-            raise SpecError(f"{path}: diagnosis.form: unknown form {spec.diagnosis.form!r}")
-        unknown = [m for m in spec.diagnosis.mistakes if m not in MISTAKES]
+        if spec.diagnosis.form not in diagnoses.forms:
+            known = ", ".join(sorted(diagnoses.forms))
+            raise SpecError(
+                f"{path}: diagnosis.form: unknown form {spec.diagnosis.form!r} (known: {known})"
+            )
+        unknown = [m for m in spec.diagnosis.mistakes if m not in diagnoses.mistakes]
         if unknown:
             raise SpecError(f"{path}: diagnosis.mistakes: unknown {', '.join(unknown)}")
 

@@ -17,17 +17,15 @@ from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import ValidationError
 
-from grader.courses.catalog import Catalog, Problem, validate
+from grader.courses.catalog import Catalog, OwnCode, Problem, own_code, validate
 from grader.specs.course import CourseError
 from grader.specs.paths import reference_path
 from grader.specs.problem import ProblemSpec
-from grader.specs.trusted import import_file
 from grader.strict import Strict
 
 if TYPE_CHECKING:  # torch: only a kit opened to judge (checked) loads its record
     import torch
 
-    from grader.verdict.checks.base import Check
     from grader.verdict.reference import Outcome, ReferenceSource
     from sandbox.protocol import ProbeData
 
@@ -88,12 +86,7 @@ class KitCatalog(Catalog):
 
 def kit_problem(folder: Path, entry: KitProblem, checked: bool = True) -> Problem:
     """One problem of the kit; `checked`, its visible checks bound (which imports torch)."""
-    own: dict[str, type[Check]] = {}
-    if checked and (folder / "checks.py").is_file():
-        from grader.verdict.checks.base import own_checks
-
-        with own_checks() as own:
-            import_file(folder / "checks.py", f"kit_checks_{entry.id}")
+    own = own_code(folder, f"kit_checks_{entry.id}") if checked else OwnCode()
     path = folder / PROBLEM_FILE
     try:
         spec = ProblemSpec.model_validate_json(path.read_text(encoding="utf-8"))
@@ -103,7 +96,9 @@ def kit_problem(folder: Path, entry: KitProblem, checked: bool = True) -> Proble
         spec,
         folder,
         reference_path(folder),  # absent: a kit judges from its record
-        own,
+        own.checks,
+        own.forms,
+        own.mistakes,
         (entry.withheld_checks, entry.withheld_points),
     )
     if checked:

@@ -103,5 +103,5 @@ def write_problem(visible: Problem, out: Path) -> None:
     (folder / PROBLEM_FILE).write_text(spec + "\n", encoding="utf-8")
     for name in ("statement.md", "starter.py"):
         shutil.copyfile(visible.folder / name, folder / name)
-    if any(c.check in visible.own_checks for c in visible.spec.checks):
+    if visible.own_forms or any(c.check in visible.own_checks for c in visible.spec.checks):
         shutil.copyfile(visible.folder / "checks.py", folder / "checks.py")

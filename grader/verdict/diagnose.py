@@ -8,13 +8,17 @@ reference (the tests hold every form to that).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from itertools import permutations
 from typing import Any
 
 import torch
 from torch.nn import functional as F
+
+from grader.errors import GraderFault
 
 MISTAKES: dict[str, str] = {
     "scale_sqrt_c": "scores scaled by sqrt(C), the full width, instead of sqrt(head_dim)",
@@ -190,13 +194,63 @@ def form_stack(
     return torch.cat(outs, dim=-1)
 
 
-FORMS: dict[str, Callable[..., Any]] = {
+Form = Callable[..., Any]
+"""(weights, args, kwargs, params, knobs) -> the output, or a tuple of outputs."""
+
+FORMS: dict[str, Form] = {
     "split_heads": form_split_heads,
     "fused": form_fused,
     "separate": form_separate,
     "single": form_single,
     "stack": form_stack,
 }
+
+
+@dataclass(frozen=True)
+class Diagnoses:
+    """The forms and mistakes a problem's diagnosis may name: the grader's, and its course's."""
+
+    forms: Mapping[str, Form]
+    mistakes: Mapping[str, str]
+    own: frozenset[str] = frozenset()  # the course's forms: their failures are told, not skipped
+
+    def with_own(self, forms: Mapping[str, Form], mistakes: Mapping[str, str]) -> Diagnoses:
+        return Diagnoses({**self.forms, **forms}, {**self.mistakes, **mistakes}, frozenset(forms))
+
+
+BUILTIN = Diagnoses(FORMS, MISTAKES)
+_OWN: ContextVar[tuple[dict[str, Form], dict[str, str]] | None] = ContextVar("own", default=None)
+
+
+@contextmanager
+def own_forms() -> Iterator[tuple[dict[str, Form], dict[str, str]]]:
+    """Collect the forms (and their mistakes) registered meanwhile: a problem's `checks.py`."""
+    found: tuple[dict[str, Form], dict[str, str]] = ({}, {})
+    token = _OWN.set(found)
+    try:
+        yield found
+    finally:
+        _OWN.reset(token)
+
+
+def form(name: str, mistakes: Mapping[str, str]) -> Callable[[Form], Form]:
+    """A course's own diagnosis form, in a problem's `checks.py`: `fn(weights, args, kwargs,
+    params, knobs)` computes the problem's output with `knobs.mistake` (one of `mistakes`, each
+    with what the candidate is told) switched on, or none; with none it must equal the
+    reference."""
+
+    def add(fn: Form) -> Form:
+        own = _OWN.get()
+        if own is None:
+            raise ValueError("a diagnosis form is a course's: define it in a problem's checks.py")
+        taken = [m for m in (name, *mistakes) if m in FORMS or m in MISTAKES]
+        if taken:
+            raise ValueError(f"{', '.join(taken)}: the grader's own names: give yours others")
+        own[0][name] = fn
+        own[1].update(mistakes)
+        return fn
+
+    return add
 
 
 def variants(mistakes: list[str]) -> list[tuple[str, Knobs]]:
@@ -215,14 +269,14 @@ def variants(mistakes: list[str]) -> list[tuple[str, Knobs]]:
 
 
 def compute(
-    form: str,
+    form: Form,
     weights: dict[str, torch.Tensor],
     args: list[Any],
     kwargs: dict[str, Any],
     params: dict[str, Any],
     knobs: Knobs,
 ) -> list[torch.Tensor]:
-    out = FORMS[form](weights, args, kwargs, params, knobs)
+    out = form(weights, args, kwargs, params, knobs)
     return list(out) if isinstance(out, tuple) else [out]
 
 
@@ -243,7 +297,8 @@ def single(values: Any) -> Any:
 
 
 def identify(
-    form: str,
+    name: str,
+    diagnoses: Diagnoses,
     mistakes: list[str],
     weights: dict[str, torch.Tensor],
     args: list[Any],
@@ -256,13 +311,16 @@ def identify(
     """The first known mistake whose outputs match every output the candidate returned (by
     index), and that changes at least one of them: a mistake that leaves what was compared as
     it is explains nothing. Float64 inputs also try the whole form in float32."""
+    form = diagnoses.forms[name]
     inputs = (weights, args, kwargs)
     tried = [(mistake, knobs, inputs) for mistake, knobs in variants(mistakes)]
     if any(isinstance(a, torch.Tensor) and a.dtype == torch.float64 for a in args):
         tried.append((PRECISION, Knobs(), (single(weights), single(args), single(kwargs))))
     try:
         correct = compute(form, weights, args, kwargs, params, Knobs())
-    except (RuntimeError, ValueError, IndexError):
+    except Exception as exc:  # a form without a mistake fails: the course's bug is told
+        if name in diagnoses.own:
+            raise GraderFault(f"the diagnosis form {name!r} raised {exc!r}") from exc
         correct = []
     for mistake, knobs, (w, a, kw) in tried:
         try:
@@ -277,7 +335,7 @@ def identify(
             torch.equal(expected[i], correct[i]) for i in got
         )
         if not same:
-            return Match(mistake, MISTAKES[mistake])
+            return Match(mistake, diagnoses.mistakes[mistake])
     return None
 
 

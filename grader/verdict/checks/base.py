@@ -40,7 +40,7 @@ from grader.verdict.checks.returned import (
     value_text,
 )
 from grader.verdict.checks.scope import Sources
-from grader.verdict.diagnose import locate
+from grader.verdict.diagnose import BUILTIN, Diagnoses, locate
 from grader.verdict.missing import Missing, malformed, missing_text, why_missing
 from grader.verdict.plan import Plan
 from grader.verdict.suggest import missing_symbol
@@ -321,6 +321,8 @@ class Check(Generic[P]):
     id: ClassVar[str]
     params_model: ClassVar[type[NoParams]] = NoParams
     """`P` at run time, taken from the class statement."""
+    diagnoses: Diagnoses = BUILTIN
+    """The forms and mistakes its problem's diagnosis may name (its course's too)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -160,7 +160,8 @@ class Closeness(PerConfig[AP]):
         heads = diagnosis_params(ctx, config).get("heads")
         head_dim = got.shape[-1] // heads if heads and got.dim() == 3 else None
         where = diagnose.locate(diff, head_dim)
-        match = identify(ctx, config, probe, got_all, max(atol, 1e-5), max(rtol, 1e-4))
+        tolerance = max(atol, 1e-5), max(rtol, 1e-4)
+        match = identify(ctx, self.diagnoses, config, probe, got_all, *tolerance)
         label = f"output {index}" if output_count(ctx, probe) > 1 else "output"
         shown = own(f"{max_error:.3g}", coarse_error(max_error))
         message = f"{label} differs from the reference: max error {shown} at {where}"
@@ -224,6 +225,7 @@ def probe_inputs(
 
 def identify(
     ctx: Context,
+    diagnoses: diagnose.Diagnoses,
     config: Config,
     probe: str,
     got: dict[int, torch.Tensor],
@@ -236,7 +238,7 @@ def identify(
     weights, args, kwargs = probe_inputs(ctx.plan, ctx.plan.probes[probe])
     params = diagnosis_params(ctx, config)
     return diagnose.identify(
-        spec.form, spec.mistakes, weights, args, kwargs, params, got, atol, rtol
+        spec.form, diagnoses, spec.mistakes, weights, args, kwargs, params, got, atol, rtol
     )
 
 
