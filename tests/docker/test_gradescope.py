@@ -31,6 +31,7 @@ from grader.sandboxing.image import DEFAULT_BASE, download_wheelhouse, image_exi
 from tests import whole
 from tests.conftest import ROOT
 from tests.gradescope_format import validate_gradescope
+from tests.test_notebooks import notebook
 
 pytestmark = pytest.mark.docker
 
@@ -231,3 +232,22 @@ def test_hostile_submission_gains_nothing(gradescope_image: str, tmp_path: Path)
     line = next(x for x in problem["stdout"].splitlines() if x.startswith("ATTEMPTS "))
     assert set(json.loads(line.removeprefix("ATTEMPTS ")).values()) == {"PermissionError"}
     assert run.results["score"] == problem["score"] < problem["max_score"]
+
+
+@pytest.mark.timeout(900)
+def test_a_notebook_upload_is_graded_as_the_file_it_stands_for(
+    gradescope_image: str, tmp_path: Path
+) -> None:
+    """self_attention.ipynb, as Jupyter saves it, beside a .py file: both graded, full marks."""
+    upload = tmp_path / "upload"
+    upload.mkdir()
+    code = (ROOT / "submissions" / "complete" / "self_attention.py").read_text()
+    cells = (("markdown", "# Self-attention"), ("code", "%matplotlib inline\n" + code))
+    (upload / "self_attention.ipynb").write_text(notebook(*cells))
+    shutil.copyfile(ROOT / "submissions" / "complete" / "split_heads.py", upload / "split_heads.py")
+    run = run_autograder(gradescope_image, upload, tmp_path / "r.json")
+    assert_well_formed(run)
+    graded = {p["problem"]: p for p in run.report["problems"] if p["status"] != "not_attempted"}
+    assert set(graded) == {"self_attention", "split_heads"}
+    assert all(p["score"] == p["max_score"] for p in graded.values()), graded
+    assert "self_attention.ipynb" in json.dumps(run.report)
