@@ -52,7 +52,9 @@ __all__ = [
 SUITES: tuple[str, ...] = get_args(SuiteBy)
 """What one JUnit testsuite holds: a submission's problems, or a problem's submissions."""
 CANDIDATE_BACKEND = BackendName.local
-"""Where `check` and `validate` run code by default: the candidate's own, or the course's."""
+"""Where `validate` runs the course's own code by default."""
+CHECK_BACKEND = BackendName.fork
+"""Where `check` runs a candidate's own code by default: a fork of the grader's process."""
 ENV_COURSE = "GRADER_COURSE"
 
 
@@ -163,7 +165,7 @@ def check(
     *,
     course_path: Path | None = None,
     problems: Sequence[str] = (),
-    backend: BackendName = CANDIDATE_BACKEND,
+    backend: BackendName = CHECK_BACKEND,
     seed: int | None = None,
     reveal: bool = False,
 ) -> Feedback:

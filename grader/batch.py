@@ -113,6 +113,8 @@ def grade_batch(
 ) -> list[SubmissionReport]:
     """Grade submission folders and save each report in `out_dir` as it is done; the reports
     in input order. Resuming, the still valid saved reports are returned as they are."""
+    if settings.backend is BackendName.fork:
+        raise GraderError("the fork backend is for checking one's own code: grade on docker")
     selected = catalog.select(list(problems))
     seed, saved = kit_seed(catalog, settings.seed), {}
     if settings.resume:

@@ -257,7 +257,7 @@ def recording(self, *args):
 local.LocalBackend._start = recording
 
 from grader import api
-feedback = api.check(Path({str(tmp_path)!r}))
+feedback = api.check(Path({str(tmp_path)!r}), backend=api.BackendName.local)
 print(spawned, feedback.view.total == feedback.view.max_total > 0)
 """
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
@@ -319,7 +319,7 @@ def test_check_ends_its_worker_started_ahead_when_grading_fails(
     monkeypatch.setattr(LocalBackend, "_start", recording)
     monkeypatch.setattr(grade, "prepare", broken)
     with pytest.raises(GraderFault):
-        api.check(tmp_path)
+        api.check(tmp_path, backend=api.BackendName.local)
     assert len(started) == 1
     assert started[0].proc.returncode is not None and not started[0].home.exists()
 

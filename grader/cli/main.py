@@ -66,7 +66,7 @@ def init(problem: str, directory: Path, course: Path | None) -> None:
 @cli.command()
 @click.argument("path", default=".", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--problem", "problems", multiple=True, help="Only these (default: those in PATH).")
-@backend_option(api.CANDIDATE_BACKEND)
+@backend_option(api.CHECK_BACKEND, own_code=True)
 @seed_option
 @click.option("--reveal", is_flag=True, help="Also run the `after_due_date` checks.")
 @course_option

@@ -53,15 +53,20 @@ def course_option(f: Callable[..., Any]) -> Callable[..., Any]:
     )(f)
 
 
-def backend_option(default: api.BackendName) -> Decorator:
+def backend_option(default: api.BackendName, own_code: bool = False) -> Decorator:
+    """--backend; with `own_code` (a candidate's check of their own code), fork is offered."""
+    chosen = [b for b in api.BackendName if own_code or b is not api.BackendName.fork]
+    fork = " or fork (a fork of the grader's process: fastest, no boundary at all)"
     return click.option(
         "--backend",
-        type=click.Choice([b.value for b in api.BackendName]),
+        type=click.Choice([b.value for b in chosen]),
         callback=lambda _ctx, _param, value: api.BackendName(value),
         default=default.value,
         show_default=True,
-        help="Where the code runs: docker (the sandbox: for anyone else's code) or local (a "
-        "subprocess with rlimits, as you, NOT a sandbox: only for code you trust).",
+        help="Where the code runs: docker (the sandbox: for anyone else's code), local (a "
+        "subprocess with rlimits, as you, NOT a sandbox: only for code you trust)"
+        + (fork if own_code else "")
+        + ".",
     )
 
 

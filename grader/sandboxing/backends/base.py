@@ -66,6 +66,7 @@ class BackendName(StrEnum):
 
     docker = "docker"  # the sandbox: containers of the sandbox image
     local = "local"  # a subprocess with rlimits, as the grader's user: NOT a security boundary
+    fork = "fork"  # a fork of the grader's process, torch imported: one's own code only
 
 
 class Isolation(StrEnum):
