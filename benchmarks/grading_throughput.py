@@ -42,7 +42,7 @@ from grader.reports.models import SubmissionReport
 from grader.sandboxing.backends.base import Backend
 from grader.sandboxing.backends.docker import DockerBackend
 from grader.sandboxing.backends.warm import WarmBackend
-from grader.sandboxing.image import DEFAULT_TAG
+from grader.sandboxing.defaults import DEFAULT_TAG
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "submissions"

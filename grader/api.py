@@ -26,21 +26,14 @@ from grader.reports.models import SubmissionReport, json_schema, write_report
 from grader.resume import stale_warning
 from grader.sandboxing.backends.base import BackendName, Isolation, LimitOverrides, batch_limits
 from grader.sandboxing.backends.select import make_backend
-from grader.sandboxing.image import (
-    CACHE_DIR,
-    DEFAULT_BASE,
-    DEFAULT_TAG,
-    TORCH_VERSION,
-    build_image,
-    download_wheelhouse,
-    make_base_image,
-)
+from grader.sandboxing.defaults import CACHE_DIR, DEFAULT_BASE, DEFAULT_TAG, TORCH_VERSION
 from grader.shards import Shard, merged_reports, read_shard
 from grader.specs.course import reveal_after_due
 from grader.specs.problem import Visibility
 
 if TYPE_CHECKING:
     from grader.courses.catalog import Catalog, Problem
+    from grader.sandboxing.image import ImageFacts
     from grader.validate import Outcome
 
 __all__ = [
@@ -373,6 +366,27 @@ def gradescope_run(
 
 
 # -- the sandbox image
+
+
+def build_image(tag: str, **options: Any) -> ImageFacts:
+    """Build the sandbox image (`grader.sandboxing.image.build_image`'s options)."""
+    from grader.sandboxing import image
+
+    return image.build_image(tag, **options)
+
+
+def make_base_image(name: str, **options: Any) -> str:
+    """An offline base image from debootstrap; its id."""
+    from grader.sandboxing import image
+
+    return image.make_base_image(name, **options)
+
+
+def download_wheelhouse(dest: Path, **options: Any) -> list[Path]:
+    """Download wheels for the image, or (`packages`) for Gradescope's setup.sh."""
+    from grader.sandboxing import image
+
+    return image.download_wheelhouse(dest, **options)
 
 
 def clean_containers() -> int:

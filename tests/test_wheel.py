@@ -97,7 +97,8 @@ def test_the_wheel_grades_outside_the_checkout(installed: Installed, graded: Pat
     context.mkdir()
     assemble = (
         "import sys; from pathlib import Path; from grader.sandboxing.paths import DOCKERFILE, "
-        "SANDBOX_DIR; from grader.sandboxing.image import TORCH_VERSION, assemble_context; "
+        "SANDBOX_DIR; from grader.sandboxing.defaults import TORCH_VERSION; "
+        "from grader.sandboxing.image import assemble_context; "
         "assemble_context(Path(sys.argv[1]), SANDBOX_DIR, DOCKERFILE, None, TORCH_VERSION)"
     )
     sh([str(bin_dir / "python"), "-c", assemble, str(context)], work, env)

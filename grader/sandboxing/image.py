@@ -15,15 +15,16 @@ from typing import Any
 from docker.utils import parse_repository_tag
 
 from grader.errors import GraderError
+from grader.sandboxing.defaults import (
+    CACHE_DIR,
+    DEFAULT_BASE,
+    DEFAULT_TAG,
+    PYTHON_VERSION,
+    TORCH_VERSION,
+)
 from grader.sandboxing.engine import DockerError, Missing, client, engine_errors
 from grader.sandboxing.paths import DOCKERFILE, SANDBOX_DIR, worker_files, worker_sha256
 
-CACHE_DIR = Path(".cache") / "sandbox"
-"""Where `sandbox base` and `sandbox wheelhouse` keep their downloads, below the working folder."""
-DEFAULT_TAG = "attention-grader-sandbox:latest"
-DEFAULT_BASE = "attention-grader-base:bookworm"
-TORCH_VERSION = "2.13.0"
-PYTHON_VERSION = "3.11"
 EXTRA_PACKAGES = ("safetensors", "numpy")
 """Installed beside torch; numpy because `safetensors.torch.save_file` needs it."""
 WHEEL_PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64")

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import os
 
+from grader.sandboxing.defaults import DEFAULT_TAG
 from grader.sandboxing.engine import LABEL, client
-from grader.sandboxing.image import DEFAULT_TAG
 
 IMAGE = os.environ.get("GRADER_DOCKER_IMAGE", DEFAULT_TAG)
 

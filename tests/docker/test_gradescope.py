@@ -26,8 +26,9 @@ from docker.types import Mount
 
 from grader.courses.catalog import Catalog
 from grader.platforms.gradescope.autograder import build_autograder, requirements
+from grader.sandboxing.defaults import DEFAULT_BASE
 from grader.sandboxing.engine import LABEL, remove_containers
-from grader.sandboxing.image import DEFAULT_BASE, download_wheelhouse, image_exists
+from grader.sandboxing.image import download_wheelhouse, image_exists
 from tests import whole
 from tests.conftest import ROOT
 from tests.gradescope_format import validate_gradescope

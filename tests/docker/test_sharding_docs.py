@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from grader.sandboxing.image import DEFAULT_TAG
+from grader.sandboxing.defaults import DEFAULT_TAG
 from tests.docker.engine import IMAGE
 from tests.workflows import actionlint
 

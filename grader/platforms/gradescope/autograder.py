@@ -20,7 +20,7 @@ from importlib.metadata import requires
 from pathlib import Path
 
 from grader import __version__
-from grader.sandboxing.image import TORCH_VERSION
+from grader.sandboxing.defaults import TORCH_VERSION
 from grader.specs.paths import BUILTIN_COURSE, package_path
 
 STUDENT = "grader-student"

@@ -38,6 +38,7 @@ from grader.sandboxing.backends.base import (
 )
 from grader.sandboxing.backends.streams import Streams
 from grader.sandboxing.capped import read_text_capped
+from grader.sandboxing.defaults import DEFAULT_TAG
 from grader.sandboxing.engine import (
     LABEL,
     DockerError,
@@ -46,7 +47,7 @@ from grader.sandboxing.engine import (
     engine_reachable,
     remove_containers,
 )
-from grader.sandboxing.image import DEFAULT_TAG, ImageError, image_exists, image_facts
+from grader.sandboxing.image import ImageError, image_exists, image_facts
 from grader.sandboxing.ustar import UnsafeArchiveError, extract_results
 
 MIB = 1 << 20
