@@ -240,6 +240,9 @@ def test_the_kit_holds_no_reference_line_and_no_hidden_check(course: Path, tmp_p
     # nor the config itself: its id, shapes and rationale are the hidden check's
     shipped = json.loads((kit / "problems" / "doubling" / "problem.json").read_text())
     assert [c["id"] for c in shipped["configs"]] == ["small"]
+    # nor the course's diagnosis form, which computes the reference when no mistake is on
+    assert shipped["diagnosis"] is None and not (kit / "problems/doubling/diagnosis.py").exists()
+    assert "tripled" not in kit_text(kit)
     builtin = {p.spec.id: p.spec for p in open_course(None).catalog.problems.values()}
     dropped = {
         problem: {c.id for c in spec.configs}
@@ -342,7 +345,7 @@ def test_a_course_names_its_own_mistakes(course: Path) -> None:
     """The course's form (in the problem's checks.py) names the triple mutant's mistake, and a
     form that raises is told to the course's author, not swallowed."""
     assert "17 passed, 0 failed" in run("validate", "--course", str(course), "--jobs", "2")
-    checks = course / "problems" / "doubling" / "checks.py"
+    checks = course / "problems" / "doubling" / "diagnosis.py"
     good = 'return args[0] * (3 if knobs.mistake == "tripled" else 2)'
     checks.write_text(checks.read_text().replace(good, "raise KeyError('oops')"))
     out = CliRunner(env={"COLUMNS": "400"}).invoke(
@@ -351,3 +354,13 @@ def test_a_course_names_its_own_mistakes(course: Path) -> None:
     assert (
         out.exit_code == 1 and "the diagnosis form 'doubling' raised KeyError('oops')" in out.output
     )
+
+
+def test_a_form_in_the_kits_checks_file_is_refused(course: Path) -> None:
+    """checks.py goes into the kit: a form there would hand candidates the reference."""
+    folder = course / "problems" / "doubling"
+    checks = folder / "checks.py"
+    checks.write_text(checks.read_text() + (folder / "diagnosis.py").read_text())
+    (folder / "diagnosis.py").unlink()
+    out = CliRunner().invoke(cli, ["validate", "--course", str(course)])
+    assert out.exit_code == 2 and "a diagnosis form goes in diagnosis.py" in out.output, out.output

@@ -109,19 +109,40 @@ class OwnCode:
     mistakes: dict[str, str] = field(default_factory=dict)
 
 
+CHECKS_FILE = "checks.py"
+"""A problem's own checks: they run on the host, and go into its candidate kit."""
+FORMS_FILE = "diagnosis.py"
+"""A problem's own diagnosis forms: never in a kit, since a form computes the reference."""
+
+
 def own_code(folder: Path, module_name: str) -> OwnCode:
-    """The checks and diagnosis forms the problem's `checks.py` registers, if it has one."""
-    if not (folder / "checks.py").is_file():
-        return OwnCode()
+    """The checks a problem's `checks.py` registers and the diagnosis forms its `diagnosis.py`
+    does, where it has them; a form in `checks.py` is refused (the kit would carry it)."""
     from grader.verdict.checks.base import own_checks
     from grader.verdict.diagnose import own_forms
 
-    try:
-        with own_checks() as checks, own_forms() as (forms, mistakes):
-            import_file(folder / "checks.py", module_name)
-    except ValueError as exc:
-        raise SpecError(f"{folder / 'checks.py'}: {exc}") from exc
-    return OwnCode(checks, forms, mistakes)
+    checks: dict[str, type[Check]] = {}
+    forms: tuple[dict[str, Form], dict[str, str]] = ({}, {})
+    for name, collects_checks in ((CHECKS_FILE, True), (FORMS_FILE, False)):
+        path = folder / name
+        if not path.is_file():
+            continue
+        try:
+            with own_checks() as found, own_forms() as made:
+                import_file(path, f"{module_name}_{path.stem}")
+        except ValueError as exc:
+            raise SpecError(f"{path}: {exc}") from exc
+        if made[0] and collects_checks:
+            raise SpecError(
+                f"{path}: a diagnosis form goes in {FORMS_FILE}: {CHECKS_FILE} goes into the "
+                "candidate kit, and a form computes the reference"
+            )
+        if found and not collects_checks:
+            raise SpecError(f"{path}: checks go in {CHECKS_FILE}")
+        checks.update(found)
+        forms[0].update(made[0])
+        forms[1].update(made[1])
+    return OwnCode(checks, *forms)
 
 
 class TorchMissing(GraderError):

@@ -77,9 +77,11 @@ def release(course: OpenCourse, out: Path, seed: int | None = None) -> Path:
         )
         used = prepared[full.spec.id].plan.used
         configs = [c for c in visible.spec.configs if c.id in used]
-        write_problem(
-            replace(visible, spec=visible.spec.model_copy(update={"configs": configs})), out
-        )
+        diagnosis = visible.spec.diagnosis
+        if diagnosis is not None and diagnosis.form in visible.own_forms:
+            diagnosis = None  # the course's form computes the reference: it stays with the course
+        shipped = visible.spec.model_copy(update={"configs": configs, "diagnosis": diagnosis})
+        write_problem(replace(visible, spec=shipped), out)
     kit = KitIndex(
         grader_version=__version__,
         seed=seed,
@@ -103,5 +105,5 @@ def write_problem(visible: Problem, out: Path) -> None:
     (folder / PROBLEM_FILE).write_text(spec + "\n", encoding="utf-8")
     for name in ("statement.md", "starter.py"):
         shutil.copyfile(visible.folder / name, folder / name)
-    if visible.own_forms or any(c.check in visible.own_checks for c in visible.spec.checks):
+    if any(c.check in visible.own_checks for c in visible.spec.checks):
         shutil.copyfile(visible.folder / "checks.py", folder / "checks.py")

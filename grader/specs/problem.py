@@ -74,7 +74,7 @@ class CheckSpec(Strict):
 
     check: str = Field(description="A check of the library (below) or of the problem's checks.py.")
     name: str = Field(description="What the candidate reads: unique in the problem.")
-    points: float = Field(gt=0)
+    points: float = Field(gt=0, description="More than 0.")
     visibility: Visibility = Field(Visibility.visible, description="Who sees it, and when.")
     params: dict[str, Any] = Field(default_factory=dict, description="The check's params.")
 

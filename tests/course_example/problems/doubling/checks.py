@@ -3,7 +3,6 @@
 from grader.reports.models import CheckStatus
 from grader.verdict.checks import Check, Context, Verdict, register
 from grader.verdict.checks.base import ConfigParams, about
-from grader.verdict.diagnose import form
 from grader.verdict.plan import Plan
 
 
@@ -21,9 +20,3 @@ class TwiceTheInput(Check[ConfigParams]):
             if not bool((got == 2 * self.tensors[self.inputs[config_id]]).all()):
                 return Verdict(CheckStatus.failed, f"config {config_id}: not twice the input")
         return Verdict(CheckStatus.passed, "twice the input")
-
-
-@form("doubling", mistakes={"tripled": "the input tripled instead of doubled"})
-def doubling(weights, args, kwargs, params, knobs):
-    """The problem's output, with one mistake switched on or none."""
-    return args[0] * (3 if knobs.mistake == "tripled" else 2)
