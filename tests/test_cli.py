@@ -394,12 +394,13 @@ def test_an_interrupted_batch_keeps_its_reports_and_says_how_to_resume(
     again = text.split("Grade the rest with: ", 1)[1].split("\n")[0].replace("\n", "")
     assert again.endswith("--resume")
     kept = {p.name: p.read_text() for p in out.glob("*.json")}
-    assert list(kept) == ["ada.json"]
+    (first,) = kept  # whichever was done first: the batch judges one while the next runs
+    assert first in {"ada.json", "bob.json", "cy.json"}
     code, text = run(*shlex.split(again)[1:])
     assert code == 0, text
     assert "Resuming: 1 submission(s) already graded" in text
     assert sorted(p.name for p in out.glob("*.json")) == ["ada.json", "bob.json", "cy.json"]
-    assert (out / "ada.json").read_text() == kept["ada.json"]
+    assert (out / first).read_text() == kept[first]
     seeds = {read_report(p).run.seed for p in out.glob("*.json")}
     assert len(seeds) == 1
 
