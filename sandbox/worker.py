@@ -75,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         return serve(from_host, data_fd, args.out, args.serve)
     if args.submission is None:
         parser.error("--submission is required without --serve")
+    GUARD.install()  # before the job arrives: a worker started ahead is ready for it
     parts = read_job(0)
     if os.read(0, 1):
         raise ValueError("the job stream is longer than its index says")
@@ -84,7 +85,6 @@ def main(argv: list[str] | None = None) -> int:
     sink = PipeWriter(data_fd) if args.emit_tar else None
     submission = Path(os.path.realpath(args.submission))
     files = snapshot(submission) if os.access(submission, os.W_OK) else None
-    GUARD.install()
     run_submission(parts, str(submission), files, args.out, (data_fd,), sink, args.clean_scratch)
     if sink is None:
         os.close(data_fd)

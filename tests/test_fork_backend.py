@@ -3,8 +3,10 @@ torch already imported. One's own code only: no boundary at all."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from grader import api
@@ -33,3 +35,17 @@ def test_the_forked_worker_runs_the_guard_and_leaves_the_grader_as_it_was(tmp_pa
     assert "refused" in result.output or "forbidden" in result.output, result.output
     q = torch.randn(1, 1, 2, 4)
     assert torch.nn.functional.scaled_dot_product_attention(q, q, q).shape == q.shape
+
+
+def test_a_worker_forked_ahead_and_never_used_leaves_nothing_behind() -> None:
+    """`check` forks its worker before it reads the course; a check that ends before its job
+    (an error in the course, say) kills that worker and removes its folder."""
+    from grader.sandboxing.backends.fork import ForkBackend
+
+    backend = ForkBackend(ready=True)
+    forked = backend._ready
+    assert forked is not None and forked.home.is_dir()
+    backend.close()
+    assert not forked.home.exists()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(forked.pid, os.WNOHANG)  # reaped: no longer a child of ours

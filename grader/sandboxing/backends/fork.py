@@ -1,7 +1,7 @@
 """The fork backend: the worker as a fork of the grader's own process. NO boundary at all.
 
 For a candidate's `grader check` of their own code on their own machine, where nothing needs
-keeping from the candidate: the worker starts with torch already imported (the grader imported
+keeping from the candidate: the worker starts with torch already imported (the grader imports
 it for the reference), so a check costs about one import of torch instead of two. The worker
 is the sandbox's own (`sandbox.worker.main`): the same children per problem, the same policy
 guard armed in each, the same records read back through the same caps as the local backend's.
@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
+import shutil
 import signal
 import tempfile
 import time
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 
 from grader.sandboxing.backends.base import (
@@ -30,11 +33,36 @@ from grader.sandboxing.capped import read_log
 WORKER_FAILED = 70
 
 
+@dataclass
+class Forked:
+    """A forked worker waiting for its job on a pipe, in a folder of its own."""
+
+    pid: int
+    job_pipe: int
+    home: Path
+
+    @property
+    def submission_dir(self) -> Path:
+        return self.home / "submission"
+
+    @property
+    def out_dir(self) -> Path:
+        return self.home / "out"
+
+
 class ForkBackend:
-    """Runs the worker in a fork of this process, in a session of its own."""
+    """Runs the worker in a fork of this process, in a session of its own.
+
+    Given `ready`, torch is imported and one worker forked at once: it installs its guard
+    while the grader reads the course, and the first job's files are copied into its folder."""
 
     name = BackendName.fork
     isolation = Isolation.process
+
+    def __init__(self, ready: bool = False) -> None:
+        if ready:
+            import torch  # noqa: F401  (once, before the fork: the worker inherits it)
+        self._ready = fork_worker() if ready else None
 
     def describe(self) -> dict[str, str]:
         import torch  # imported once grading needs it: a course read without it says so
@@ -42,30 +70,49 @@ class ForkBackend:
         return {"backend": self.name, "torch": torch.__version__}
 
     def close(self) -> None:
-        """Nothing is kept between runs."""
+        """End the worker forked ahead if no job came for it."""
+        ready, self._ready = self._ready, None
+        if ready is not None:
+            os.close(ready.job_pipe)
+            kill(ready.pid)
+            shutil.rmtree(ready.home, ignore_errors=True)
 
     def run(self, job: WorkerJob) -> WorkerRun:
-        with tempfile.TemporaryDirectory(prefix="grader-fork-") as tmp:
-            home = Path(tmp)
-            out, log = home / "out", home / "log"
-            out.mkdir()
-            read, write = os.pipe()
-            start = time.monotonic()
-            pid = os.fork()
-            if pid == 0:  # the worker: never returns
-                os.close(write)
-                worker(read, log, job.submission_dir, out)
-            os.close(read)
-            feed(lambda data: os.write(write, data), job.job, lambda: os.close(write))
-            status, timed_out = wait(pid, start + job.limits.wall_seconds, job)
-            copy_results(out, job.out_dir, job.outputs, job.limits.output_mb << 20)
-            text = read_log(log, job.limits.log_bytes)
+        forked, self._ready = self._ready, None
+        forked = forked or fork_worker()
+        start = time.monotonic()
+        try:
+            shutil.copytree(job.submission_dir, forked.submission_dir, dirs_exist_ok=True)
+            feed(
+                lambda data: os.write(forked.job_pipe, data),
+                job.job,
+                lambda: os.close(forked.job_pipe),
+            )
+            status, timed_out = wait(forked.pid, start + job.limits.wall_seconds, job)
+            copy_results(forked.out_dir, job.out_dir, job.outputs, job.limits.output_mb << 20)
+            text = read_log(forked.home / "log", job.limits.log_bytes)
+        finally:
+            shutil.rmtree(forked.home, ignore_errors=True)
         return WorkerRun(
             exit_code=os.waitstatus_to_exitcode(status) if status is not None else None,
             timed_out=timed_out,
             wall_seconds=time.monotonic() - start,
             stderr=text,
         )
+
+
+def fork_worker() -> Forked:
+    """Fork a worker on folders of its own; it reads its job from the pipe once it is ready."""
+    forked = Forked(0, 0, Path(tempfile.mkdtemp(prefix="grader-fork-")))
+    forked.submission_dir.mkdir()
+    forked.out_dir.mkdir()
+    read, forked.job_pipe = os.pipe()
+    forked.pid = os.fork()
+    if forked.pid == 0:  # the worker: never returns
+        os.close(forked.job_pipe)
+        worker(read, forked.home / "log", forked.submission_dir, forked.out_dir)
+    os.close(read)
+    return forked
 
 
 def worker(job_fd: int, log: Path, submission: Path, out: Path) -> None:
@@ -91,14 +138,17 @@ def worker(job_fd: int, log: Path, submission: Path, out: Path) -> None:
 def wait(pid: int, deadline: float, job: WorkerJob) -> tuple[int | None, bool]:
     """The worker's wait status, or None once it was killed at the deadline (True) or stopped;
     its whole session is killed then."""
-    while not job.stop.is_set():
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return status, False
-        if time.monotonic() > deadline:
-            kill(pid)
-            return None, True
-        time.sleep(0.005)
+    pidfd = os.pidfd_open(pid)
+    try:
+        while not job.stop.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                kill(pid)
+                return None, True
+            if select.select([pidfd], [], [], min(0.05, left))[0]:
+                return os.waitpid(pid, 0)[1], False
+    finally:
+        os.close(pidfd)
     kill(pid)
     return None, False
 

@@ -30,7 +30,7 @@ def make_backend(
     if name is BackendName.fork:
         from grader.sandboxing.backends.fork import ForkBackend
 
-        return ForkBackend()
+        return ForkBackend(ready=ready is not None)
     from grader.sandboxing.backends import docker, warm
 
     reason = docker.unavailable_reason(image)
