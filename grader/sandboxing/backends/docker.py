@@ -224,6 +224,25 @@ def kill(container: Container) -> None:
         return
 
 
+class SandboxImage:
+    """The image a Docker backend runs, and what every report records of it: its facts, read
+    once (an error is not kept: the next report tries again), and the backend's isolation."""
+
+    def __init__(self, tag: str | None) -> None:
+        self.tag = tag or DEFAULT_TAG
+        self._facts: dict[str, str] | None = None
+        cleanup.install()
+
+    def describe(self, isolation: Isolation) -> dict[str, str]:
+        named = {"backend": BackendName.docker.value, "image": self.tag}
+        if self._facts is None:
+            try:
+                self._facts = image_facts(self.tag).as_dict()
+            except (ImageError, DockerError) as exc:
+                return {**named, "image_error": str(exc), "isolation": isolation}
+        return {**named, **self._facts, "isolation": isolation}
+
+
 class DockerBackend:
     """Backend that runs the worker (the `sandbox` package) inside the sandbox image."""
 
@@ -231,25 +250,12 @@ class DockerBackend:
     isolation = Isolation.container
 
     def __init__(self, image: str | None = None, command: Sequence[str] = WORKER_COMMAND) -> None:
-        self.image = image or DEFAULT_TAG
+        self.sandbox = SandboxImage(image)
+        self.image = self.sandbox.tag
         self.command = tuple(command)
-        self._facts: dict[str, str] | None = None
-        cleanup.install()
 
     def describe(self) -> dict[str, str]:
-        if self._facts is None:
-            try:
-                facts = image_facts(self.image)
-            except (ImageError, DockerError) as exc:
-                failed = {"backend": self.name, "image": self.image, "image_error": str(exc)}
-                return {**failed, "isolation": self.isolation}
-            self._facts = {
-                "backend": self.name,
-                "image": self.image,
-                **facts.as_dict(),
-                "isolation": self.isolation,
-            }
-        return dict(self._facts)
+        return self.sandbox.describe(self.isolation)
 
     def close(self) -> None:
         """Nothing to release: every container is removed when its run ends."""

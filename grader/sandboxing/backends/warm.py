@@ -22,13 +22,20 @@ from typing import IO, Any
 from pydantic import ValidationError
 
 from grader.sandboxing.backends import cleanup
-from grader.sandboxing.backends.base import STOPPED, Isolation, Limits, WorkerJob, WorkerRun
+from grader.sandboxing.backends.base import (
+    STOPPED,
+    BackendName,
+    Isolation,
+    Limits,
+    WorkerJob,
+    WorkerRun,
+)
 from grader.sandboxing.backends.docker import (
     EXIT_SECONDS,
     IN_IMAGE,
     MIB,
     STARTUP_GRACE_SECONDS,
-    DockerBackend,
+    SandboxImage,
     container_state,
     extract,
     hardened_options,
@@ -270,13 +277,15 @@ class WarmContainer:
             cleanup.unregister(self.name)
 
 
-class WarmBackend(DockerBackend):
+class WarmBackend:
     """The Docker sandbox with warm workers: a pool of serving containers."""
 
+    name = BackendName.docker
     isolation = Isolation.warm
 
     def __init__(self, image: str | None = None, serve_count: int = SERVE_COUNT) -> None:
-        super().__init__(image)
+        self.sandbox = SandboxImage(image)
+        self.image = self.sandbox.tag
         self.serve_count = serve_count
         self._idle: list[WarmContainer] = []
         self._lock = threading.Lock()
@@ -304,6 +313,9 @@ class WarmBackend(DockerBackend):
             run = self._grade_on(container, job)
         run.environment = {"backend": self.name, "image": self.image, "container": container.name}
         return run
+
+    def describe(self) -> dict[str, str]:
+        return self.sandbox.describe(self.isolation)
 
     def _grade_on(self, container: WarmContainer, job: WorkerJob) -> WorkerRun:
         try:
