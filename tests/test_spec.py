@@ -9,7 +9,7 @@ import pytest
 
 from grader.courses.catalog import Catalog
 from grader.specs.paths import PROBLEMS_DIR, REFERENCES, REFERENCES_DIR
-from grader.specs.problem import SpecError, load_spec
+from grader.specs.problem import CheckId, SpecError, load_spec
 
 SHIPPED = PROBLEMS_DIR / "split_heads" / "spec.toml"
 
@@ -21,6 +21,15 @@ def copy_problem(tmp_path: Path, text: str) -> Path:
     shutil.copyfile(REFERENCES_DIR / "split_heads.py", tmp_path / REFERENCES / "split_heads.py")
     (folder / "spec.toml").write_text(text)
     return folder / "spec.toml"
+
+
+def test_the_check_ids_are_the_library_s_checks() -> None:
+    """`CheckId` names every check the library registers, and no other: the one spelling of
+    a check's id in the grader's code."""
+    from grader.verdict.checks import CHECKS
+
+    assert set(CHECKS) == set(CheckId)
+    assert all(type(key) is CheckId for key in CHECKS)
 
 
 def test_unknown_field_is_named(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from grader.reports.models import CheckStatus, ProblemReport, ProblemStatus, SubmissionReport
-from grader.specs.problem import Visibility
+from grader.specs.problem import CheckId, Visibility
 
 BUCKETS = ("0%", "1-49%", "50-99%", "100%")
 # What became of a problem in one submission: graded (by its score), failed (a status that is
@@ -175,7 +175,7 @@ def failures_of(problem: ProblemReport) -> list[tuple[ProblemStatus | CheckStatu
         culprits = [
             c
             for c in problem.checks
-            if c.check == "forbidden_api" and c.status is not CheckStatus.passed
+            if c.check == CheckId.forbidden_api and c.status is not CheckStatus.passed
         ]
         return [(problem.status, "", culprits[0].message if culprits else problem.message)]
     if problem.status is not ProblemStatus.graded:

@@ -69,6 +69,32 @@ class Config(Strict):
     why: str = Field("", description="What the config is for, shown with its results.")
 
 
+class CheckId(StrEnum):
+    """The library's checks, by the id a spec's `check` names (a problem's `checks.py` may
+    register more, under ids of its own)."""
+
+    allclose = "allclose"
+    allclose_after_setup = "allclose_after_setup"
+    attributes = "attributes"
+    causality = "causality"
+    contiguous = "contiguous"
+    distinct_heads = "distinct_heads"
+    dropout = "dropout"
+    forbidden_api = "forbidden_api"
+    gradients = "gradients"
+    mask_buffer = "mask_buffer"
+    mask_respected = "mask_respected"
+    masked_keys_ignored = "masked_keys_ignored"
+    output_shape = "output_shape"
+    param_count = "param_count"
+    parameter_names = "parameter_names"
+    paths_agree = "paths_agree"
+    python_loop = "python_loop"
+    raises = "raises"
+    sdpa_calls = "sdpa_calls"
+    weights_sum_to_one = "weights_sum_to_one"
+
+
 class CheckSpec(Strict):
     """One graded check: a library check (or one of the problem's own) with its points."""
 

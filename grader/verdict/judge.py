@@ -8,7 +8,7 @@ from collections.abc import Callable
 from grader.reports.models import CheckReport, CheckStatus, ProblemReport, ProblemStatus
 from grader.sandboxing import owntext
 from grader.sandboxing.results import ProblemRun
-from grader.specs.problem import ProblemSpec
+from grader.specs.problem import CheckId, ProblemSpec
 from grader.verdict.checks import Check, Context, Failure, Verdict
 from grader.verdict.checks.scope import Sources
 from grader.verdict.missing import Missing, missing_text, stopped, why_missing
@@ -134,7 +134,7 @@ def problem_status(
         spec.forbidden_zeroes_problem
         and len(verdicts) == len(prepared.checks)
         and any(
-            c.spec.check == "forbidden_api" and v.status is CheckStatus.failed
+            c.spec.check == CheckId.forbidden_api and v.status is CheckStatus.failed
             for c, v in zip(prepared.checks, verdicts, strict=True)
         )
     ):

@@ -10,7 +10,7 @@ from pydantic import Field
 
 from grader.reports.models import CheckStatus
 from grader.sandboxing.owntext import own
-from grader.specs.problem import CheckSpec, Config, ModuleArg, ProblemSpec
+from grader.specs.problem import CheckId, CheckSpec, Config, ModuleArg, ProblemSpec
 from grader.verdict.checks.base import Check, Context, NoParams, Verdict, register
 from grader.verdict.checks.loops import computing_loops, find_function
 from grader.verdict.checks.values import passed
@@ -48,7 +48,7 @@ def growing(counts: list[int]) -> bool:
     return all(a < b for a, b in itertools.pairwise(counts))
 
 
-@register("python_loop")
+@register(CheckId.python_loop)
 class PythonLoop(Check[LoopParams]):
     """A function loops over the heads in Python (`loop = true`) or does not (`loop = false`).
     With a `config`, decided by what one call runs with each of `heads` heads: with a loop, its

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from grader.reports.models import CheckStatus
 from grader.sandboxing.owntext import own, own_name
+from grader.specs.problem import CheckId
 from grader.verdict.checks.base import Context, Verdict, register
 from grader.verdict.checks.returned import CLASSES, typed
 from grader.verdict.checks.structure import Inspecting, OneConfigParams
@@ -15,7 +16,7 @@ class DistinctHeadsParams(OneConfigParams):
     count_from: str = "num_heads"
 
 
-@register("distinct_heads")
+@register(CheckId.distinct_heads)
 class DistinctHeads(Inspecting[DistinctHeadsParams]):
     """`container` is an nn.ModuleList of as many distinct modules as the constructor argument
     `count_from` says, in order, no two sharing a parameter tensor."""

@@ -11,7 +11,7 @@ from pydantic import Field, model_validator
 from grader.reports.models import CheckStatus
 from grader.sandboxing.owntext import own, own_value
 from grader.sandboxing.results import TraceEntry
-from grader.specs.problem import Config
+from grader.specs.problem import CheckId, Config
 from grader.strict import Strict
 from grader.verdict.checks.base import (
     Check,
@@ -70,7 +70,7 @@ class SdpaParams(ConfigParams):
     default_scale: bool = False
 
 
-@register("sdpa_calls")
+@register(CheckId.sdpa_calls)
 class SdpaCalls(Check[SdpaParams]):
     """F.scaled_dot_product_attention is called (or not), with the expected `is_causal`,
     `dropout_p` and no explicit `scale`."""
@@ -136,7 +136,7 @@ class SetupAllCloseParams(AllCloseParams):
     setup: list[SetupStep]
 
 
-@register("allclose_after_setup")
+@register(CheckId.allclose_after_setup)
 class AllCloseAfterSetup(Closeness[SetupAllCloseParams]):
     """`allclose` on a module changed by setup ops after construction (e.g. its path switched)."""
 
@@ -152,7 +152,7 @@ class AgreeParams(ConfigParams):
     atol: float = 1e-5
 
 
-@register("paths_agree")
+@register(CheckId.paths_agree)
 class PathsAgree(Check[AgreeParams]):
     """The module's outputs as constructed and after the setup ops agree within `atol`."""
 

@@ -7,6 +7,7 @@ Each reads the problem's scope: its entry file and the candidate's modules it im
 from __future__ import annotations
 
 from grader.reports.models import CheckStatus
+from grader.specs.problem import CheckId
 from grader.verdict.checks import guard
 from grader.verdict.checks.base import Check, Context, NoParams, Verdict, register
 from grader.verdict.checks.routes import Route, find_routes
@@ -34,7 +35,7 @@ def unreadable_at(path: str, unreadable: Unreadable) -> str:
     return f"{path}{line}: {unreadable.why}"
 
 
-@register("forbidden_api")
+@register(CheckId.forbidden_api)
 class ForbiddenApi(Check[ForbiddenParams]):
     """No forbidden API, proven used in the problem's entry file (outside its `__main__` block),
     in a helper where the sandbox's guard does not refuse it, or refused at run time (then its

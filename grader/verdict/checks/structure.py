@@ -19,7 +19,7 @@ from grader.sandboxing.owntext import (
     shown,
 )
 from grader.sandboxing.results import InspectInfo, ParamInfo, TensorOut
-from grader.specs.problem import Config
+from grader.specs.problem import CheckId, Config
 from grader.verdict.checks.base import (
     Check,
     ConfigParams,
@@ -61,7 +61,7 @@ class Inspecting(Check[OC]):
         return got, want
 
 
-@register("parameter_names")
+@register(CheckId.parameter_names)
 class ParameterNames(Inspecting[OneConfigParams]):
     """Parameters carry the contract's names and shapes, no more, no less, none shared."""
 
@@ -90,7 +90,7 @@ def param_name(name: str, ctx: Context) -> str:
     return own_name(name, ctx.names, "a parameter of another name")
 
 
-@register("param_count")
+@register(CheckId.param_count)
 class ParamCount(Inspecting[OneConfigParams]):
     """The module has exactly as many trainable parameters as the contract implies."""
 
@@ -129,7 +129,7 @@ class MaskBufferParams(OneConfigParams):
     names: list[str] = Field(default_factory=list)  # buffers the contract names
 
 
-@register("mask_buffer")
+@register(CheckId.mask_buffer)
 class MaskBuffer(Inspecting[MaskBufferParams]):
     """The causal mask is a registered buffer (not a plain tensor attribute), under the names
     the contract gives, and the module still works after `.double()`."""
@@ -177,7 +177,7 @@ class AttributesParams(ConfigParams):
     names: list[str] = Field(min_length=1)
 
 
-@register("attributes")
+@register(CheckId.attributes)
 class Attributes(Check[AttributesParams]):
     """Plain attributes the contract names (head counts, sizes, flags) hold the reference's
     values, of the same type."""
@@ -220,7 +220,7 @@ class RaisesParams(NoParams):
     exceptions: list[str] = Field(default_factory=lambda: ["ValueError", "AssertionError"])
 
 
-@register("raises")
+@register(CheckId.raises)
 class Raises(Check[RaisesParams]):
     """A bad configuration is rejected: by the constructor (`init`) or by a call (`config`)."""
 

@@ -7,6 +7,7 @@ from pydantic import Field
 
 from grader.reports.models import CheckStatus
 from grader.sandboxing.owntext import own, own_value
+from grader.specs.problem import CheckId
 from grader.verdict.checks.base import (
     Check,
     ConfigParams,
@@ -41,7 +42,7 @@ class DropoutParams(NoParams):
     placement: PlacementParams | None = None
 
 
-@register("dropout")
+@register(CheckId.dropout)
 class Dropout(Check[DropoutParams]):
     """Eval mode ignores dropout (deterministic, and equal to the same module built with p = 0);
     train mode is random; the dropout sits on the attention weights: at T = 1 it drops whole
@@ -191,7 +192,7 @@ class GradientParams(ConfigParams):
     rtol: float = 1e-3
 
 
-@register("gradients")
+@register(CheckId.gradients)
 class Gradients(Check[GradientParams]):
     """Gradients reach the input and every parameter, and match the reference's."""
 

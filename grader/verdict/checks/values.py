@@ -8,7 +8,7 @@ import torch
 
 from grader.reports.models import AttentionPattern, CheckStatus, Diagnosis
 from grader.sandboxing.owntext import coarse_error, own, own_value
-from grader.specs.problem import Config, ModuleArg
+from grader.specs.problem import CheckId, Config, ModuleArg
 from grader.verdict import diagnose, patterns
 from grader.verdict.checks.base import (
     Check,
@@ -71,7 +71,7 @@ class PerConfig(Check[CP]):
         raise NotImplementedError
 
 
-@register("output_shape")
+@register(CheckId.output_shape)
 class OutputShape(PerConfig[ConfigParams]):
     """Every output has exactly the reference's shape and dtype (no broadcasting)."""
 
@@ -179,7 +179,7 @@ class Closeness(PerConfig[AP]):
         return message, result
 
 
-@register("allclose")
+@register(CheckId.allclose)
 class AllClose(Closeness[AllCloseParams]):
     """Values match the reference within the problem's tolerance; a miss is diagnosed."""
 
@@ -242,7 +242,7 @@ def identify(
     )
 
 
-@register("contiguous")
+@register(CheckId.contiguous)
 class Contiguous(PerConfig[ConfigParams]):
     """Every returned tensor is contiguous."""
 
@@ -261,7 +261,7 @@ class CausalityParams(ConfigParams):
     arg: int = 0
 
 
-@register("causality")
+@register(CheckId.causality)
 class Causality(Check[CausalityParams]):
     """Perturbing tokens after position t leaves every output at positions <= t unchanged."""
 

@@ -6,7 +6,7 @@ import torch
 
 from grader.reports.models import AttentionPattern, CheckStatus
 from grader.sandboxing.owntext import own_row_sum, own_value
-from grader.specs.problem import CheckSpec, Config, ProblemSpec
+from grader.specs.problem import CheckId, CheckSpec, Config, ProblemSpec
 from grader.verdict.checks.base import (
     Check,
     ConfigParams,
@@ -51,7 +51,7 @@ class WeightsCheck(Check[WeightsParams]):
         return weights_pattern(got, want, config_text(config))
 
 
-@register("weights_sum_to_one")
+@register(CheckId.weights_sum_to_one)
 class WeightsSumToOne(WeightsCheck):
     """In eval mode the weights are a softmax over the keys: non-negative, rows sum to 1."""
 
@@ -91,7 +91,7 @@ class WeightsSumToOne(WeightsCheck):
         return passed("every row of weights sums to 1")
 
 
-@register("mask_respected")
+@register(CheckId.mask_respected)
 class MaskRespected(WeightsCheck):
     """Positions the bool mask blocks (True = may not attend) get zero weight."""
 
@@ -141,7 +141,7 @@ class HiddenKeysParams(ConfigParams):
     arg: int = 0
 
 
-@register("masked_keys_ignored")
+@register(CheckId.masked_keys_ignored)
 class MaskedKeysIgnored(Check[HiddenKeysParams]):
     """Changing the tokens a mask hides from every query leaves the other tokens' outputs
     (and their weights) unchanged."""
