@@ -13,7 +13,6 @@ import os
 import re
 import shutil
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -126,7 +125,6 @@ def inked(image: Image.Image, box: tuple[int, int, int, int]) -> float:
 
 
 def test_report_in_chromium(tmp_path: Path) -> None:
-    started = time.monotonic()
     page = tmp_path / "report.html"
     page.write_text(render_html(realistic_class()), encoding="utf-8")
     m = measure(page, tmp_path / "profile")
@@ -150,7 +148,6 @@ def test_report_in_chromium(tmp_path: Path) -> None:
             if bottom < HEIGHT:
                 assert inked(image, (int(left), int(top), int(right), int(bottom))) > 0.005
         assert inked(image, (0, 90, WIDTH, 450)) > 0.05  # the plots at the top
-    assert time.monotonic() - started < 60
 
 
 PHONE = 390
