@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
-from grader.batch import Interrupted, Listener, Settings, grade_path, kit_seed
+from grader.batch import JOBS, Interrupted, Listener, Settings, grade_path, kit_seed
 from grader.courses.course import OpenCourse, open_course, read_course
 from grader.errors import GraderError
 from grader.outputs import FORMATS, Options, read_reports, write_outputs
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from grader.validate import Outcome
 
 __all__ = [
-    "CACHE_DIR", "DEFAULT_BASE", "DEFAULT_TAG", "FORMATS", "SUITES", "TORCH_VERSION",
+    "CACHE_DIR", "DEFAULT_BASE", "DEFAULT_TAG", "FORMATS", "JOBS", "SUITES", "TORCH_VERSION",
     "BackendName", "GraderError", "Interrupted", "Isolation", "LimitOverrides", "Listener",
     "Settings", "Shard", "SuiteBy", "build_image", "download_wheelhouse", "make_base_image",
 ]  # fmt: skip
@@ -275,8 +275,7 @@ def validate(
 
     catalog = course(course_path, full=True).catalog
     selected = catalog.select(list(problems))
-    workers = jobs or Settings().jobs
-    return validate_problems(catalog, selected, make_backend(backend), seed, workers)
+    return validate_problems(catalog, selected, make_backend(backend), seed, jobs or JOBS)
 
 
 def saved_reports(folder: Path) -> list[SubmissionReport]:

@@ -50,13 +50,17 @@ class Listener:
     wrote: Callable[[str], None] = lambda _path: None  # each output file written
 
 
+JOBS = os.cpu_count() or 1
+"""Submissions graded (or solutions proved) at once by default: one per core."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class Settings:
     """How a batch is graded: where the code runs, how many at once, with which seed."""
 
     backend: BackendName = BackendName.docker
     image: str | None = None
-    jobs: int = field(default_factory=lambda: os.cpu_count() or 1)
+    jobs: int = JOBS
     seed: int | None = None  # None: a random seed (or, resuming, the saved batch's)
     limits: LimitOverrides = field(default_factory=LimitOverrides)
     resume: bool = False  # reuse saved reports that are still valid

@@ -61,9 +61,8 @@ def run_problem(
     deny_exec()
     os.chdir(submission)
     home = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # where `sandbox` is
-    kept = [p for p in sys.path if p and os.path.realpath(p) != home]
-    if os.path.join(home, "") in GUARD.libraries:  # installed among the libraries: theirs
-        kept = [p for p in sys.path if p]
+    among_libraries = os.path.join(home, "") in GUARD.libraries  # installed: the libraries' folder
+    kept = [p for p in sys.path if p and (among_libraries or os.path.realpath(p) != home)]
     sys.path[:] = [*kept, submission]
     sys.dont_write_bytecode = True
     root = os.path.realpath(submission)

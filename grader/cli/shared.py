@@ -116,7 +116,7 @@ jobs_option = click.option(
     "--jobs",
     "-j",
     type=click.IntRange(min=1),
-    default=DEFAULTS.jobs,
+    default=api.JOBS,
     show_default="number of cores",
     help="Submissions graded (or solutions proved) in parallel.",
 )

@@ -96,11 +96,16 @@ def render_html(reports: list[SubmissionReport], title: str = "Class report") ->
     return page(title, body)
 
 
+def table(head: str, rows: str, css: str = "") -> str:
+    """A table in a box of its own that scrolls sideways where the window is narrower (a
+    phone's): the page never does."""
+    opening = f'<table class="{css}">' if css else "<table>"
+    inner = f"<thead><tr>{head}</tr></thead><tbody>{rows}</tbody>"
+    return f'<div class="wide">{opening}{inner}</table></div>'
+
+
 def page(title: str, body: list[str]) -> str:
-    """A whole self-contained HTML document; each table scrolls sideways in a box of its own
-    where the window is narrower (a phone's), never the page."""
-    body = [part.replace("<table", '<div class="wide"><table') for part in body]
-    body = [part.replace("</table>", "</table></div>") for part in body]
+    """A whole self-contained HTML document."""
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
@@ -154,11 +159,8 @@ def submissions_table(reports: list[SubmissionReport]) -> str:
             f"{student(report)}</td>{cells}"
             f'<td class="n total">{total}</td><td class="status">{status_cell(report)}</td></tr>'
         )
-    return (
-        '<table class="scores"><thead><tr><th>submission</th>'
-        f'{head}<th class="n total">total{over(max_total)}</th><th>status</th></tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table>"
-    )
+    head = f'<th>submission</th>{head}<th class="n total">total{over(max_total)}</th>'
+    return table(f"{head}<th>status</th>", "".join(rows), "scores")
 
 
 def over(max_score: float | None) -> str:
@@ -216,12 +218,13 @@ def failures_table(failures: list[FailureStats]) -> str:
         for f in shown
     )
     rarer = len(failures) - len(shown)
-    return (
-        "<table><thead><tr><th>failure</th><th>problem</th>"
+    head = (
+        "<th>failure</th><th>problem</th>"
         + ("<th>check</th>" if on_checks else "")
-        + '<th class="n">submissions</th><th>who</th><th>for instance</th></tr></thead>'
-        f"<tbody>{rows}</tbody></table>"
-        + (f"<p>And {rarer} rarer failure(s): see each submission below.</p>" if rarer else "")
+        + '<th class="n">submissions</th><th>who</th><th>for instance</th>'
+    )
+    return table(head, rows) + (
+        f"<p>And {rarer} rarer failure(s): see each submission below.</p>" if rarer else ""
     )
 
 
@@ -244,10 +247,8 @@ def mistakes_table(stats: ClassStats) -> str:
         f'<td class="n">{m.submissions}</td><td class="text">{escape(m.description)}</td></tr>'
         for m in stats.mistakes
     )
-    return (
-        '<table><thead><tr><th>problem</th><th>mistake</th><th class="n">submissions</th>'
-        f"<th>description</th></tr></thead><tbody>{rows}</tbody></table>"
-    )
+    head = '<th>problem</th><th>mistake</th><th class="n">submissions</th><th>description</th>'
+    return table(head, rows)
 
 
 def percent(part: int, whole: int) -> str:
@@ -266,13 +267,12 @@ def problems_table(stats: ClassStats) -> str:
         f'<td class="n">{p.outcomes["failed"] or ""}</td></tr>'
         for p in stats.problems
     )
-    return (
-        '<table><thead><tr><th>problem</th><th class="n">max</th><th class="n">attempted</th>'
+    head = (
+        '<th>problem</th><th class="n">max</th><th class="n">attempted</th>'
         '<th class="n">full marks<span class="small">of attempted</span></th>'
-        '<th class="n">mean score<span class="small">of all</span></th>'
-        '<th class="n">failed</th></tr></thead>'
-        f"<tbody>{rows}</tbody></table>"
+        '<th class="n">mean score<span class="small">of all</span></th><th class="n">failed</th>'
     )
+    return table(head, rows)
 
 
 def check_rows(checks: list[CheckStats], with_problem: bool) -> str:
@@ -290,11 +290,8 @@ def check_rows(checks: list[CheckStats], with_problem: bool) -> str:
 
 def checks_table(checks: list[CheckStats], with_problem: bool) -> str:
     head = "<th>problem</th>" if with_problem else ""
-    return (
-        f"<table><thead><tr>{head}<th>check</th><th>visibility</th>"
-        '<th class="n">passed</th><th class="n">pass rate</th></tr></thead>'
-        f"<tbody>{check_rows(checks, with_problem)}</tbody></table>"
-    )
+    head += '<th>check</th><th>visibility</th><th class="n">passed</th><th class="n">pass rate</th>'
+    return table(head, check_rows(checks, with_problem))
 
 
 def hardest_checks(checks: list[CheckStats]) -> str:
@@ -339,14 +336,8 @@ def submission_details(index: int, report: SubmissionReport) -> str:
 def problem_details(problem: ProblemReport) -> str:
     """A problem's score, status, message, checks and output, folded when it has full marks."""
     rows = "".join(check_row(c) for c in problem.checks)
-    table = (
-        (
-            '<table class="checks"><thead><tr><th></th><th>check</th><th class="n">points</th>'
-            f"<th>visibility</th><th>details</th></tr></thead><tbody>{rows}</tbody></table>"
-        )
-        if rows
-        else ""
-    )
+    head = '<th></th><th>check</th><th class="n">points</th><th>visibility</th><th>details</th>'
+    checks = table(head, rows, "checks") if rows else ""
     logs = "".join(
         f"<details><summary>{name}</summary><pre>{escape(text)}</pre></details>"
         for name, text in (("stdout", problem.stdout), ("stderr", problem.stderr))
@@ -359,7 +350,7 @@ def problem_details(problem: ProblemReport) -> str:
         f"{escape(problem.problem)}</strong> {fraction(problem.score, problem.max_score)}"
         f' <span class="badge {status}">{problem.status.text}</span></summary>'
         + (f"<pre>{escape(problem.message)}</pre>" if problem.message else "")
-        + table
+        + checks
         + logs
         + "</details>"
     )

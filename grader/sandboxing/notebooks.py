@@ -14,6 +14,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
+from grader.sandboxing.bindings import bound
+
 NOTEBOOK = ".ipynb"
 IPYTHON = ("%", "!")  # a line magic, a shell escape: not Python
 LEFT_OUT = "# left out (not Python): "
@@ -62,17 +64,10 @@ def notebook_module(data: bytes) -> Converted | None:
 
 
 def defines(source: bytes, names: Sequence[str]) -> bool:
-    """Whether the module defines every one of `names` at its top level (a class, a function
-    or an assignment)."""
+    """Whether the module binds every one of `names` at its top level (a class, a function, an
+    assignment or an import)."""
     tree = None
     with contextlib.suppress(SyntaxError, ValueError, RecursionError, MemoryError):
         tree = ast.parse(source)
-    if tree is None:
-        return False
-    found: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            found.add(node.name)
-        elif isinstance(node, ast.Assign):
-            found.update(t.id for t in node.targets if isinstance(t, ast.Name))
-    return all(name in found for name in names)
+    seen = bound(tree) if tree is not None else None
+    return seen is not None and all(name in seen[0] for name in names)
