@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Any, get_args
 from grader.batch import JOBS, Interrupted, Listener, Settings, grade_path, kit_seed
 from grader.courses.course import OpenCourse, open_course, read_course
 from grader.errors import GraderError
-from grader.outputs import FORMATS, Options, read_reports, write_outputs
+from grader.outputs import FORMATS, Options, parse_formats, read_reports, write_outputs
 from grader.reports.junit import SuiteBy
 from grader.reports.models import SubmissionReport, json_schema, write_report
 from grader.resume import stale_warning
@@ -33,19 +34,21 @@ from grader.specs.problem import Visibility
 
 if TYPE_CHECKING:
     from grader.courses.catalog import Catalog, Problem
-    from grader.sandboxing.image import ImageFacts
     from grader.validate import Outcome
 
 __all__ = [
     "CACHE_DIR", "DEFAULT_BASE", "DEFAULT_TAG", "FORMATS", "JOBS", "SUITES", "TORCH_VERSION",
     "BackendName", "GraderError", "Interrupted", "Isolation", "LimitOverrides", "Listener",
     "Settings", "Shard", "SuiteBy", "build_image", "download_wheelhouse", "make_base_image",
+    "parse_formats",
 ]  # fmt: skip
 
 SUITES: tuple[str, ...] = get_args(SuiteBy)
 """What one JUnit testsuite holds: a submission's problems, or a problem's submissions."""
 CANDIDATE_BACKEND = BackendName.local
 """Where `validate` runs the course's own code by default."""
+DOCKER_ISOLATION = [Isolation.warm.value, Isolation.container.value]
+"""How the docker backend may keep submissions apart; warm workers by default."""
 CHECK_BACKEND = BackendName.fork
 """Where `check` runs a candidate's own code by default: a fork of the grader's process."""
 ENV_COURSE = "GRADER_COURSE"
@@ -152,6 +155,11 @@ class Feedback:
     view: SubmissionReport
     unseen: dict[str, tuple[int, float]]
 
+    @property
+    def exit_code(self) -> int:
+        """0 when every check run passed, 1 otherwise, 2 on a grader error."""
+        return 2 if self.view.grader_fault else 0 if self.view.total >= self.view.max_total else 1
+
 
 def check(
     path: Path,
@@ -198,6 +206,27 @@ class Graded:
     reports: list[SubmissionReport]
     numbers: dict[str, int]
     kit: bool  # graded with a candidate kit: the visible checks only, feedback not credit
+
+
+def batch_settings(
+    *,
+    isolation: Isolation | None = None,
+    timeout: float | None = None,
+    memory_mb: int | None = None,
+    **settings: Any,
+) -> Settings:
+    """A batch's settings from the grading person's options: `timeout` and `memory_mb` over the
+    specs' limits; `isolation` for the docker backend only (default: warm workers)."""
+    if (
+        isolation is not None
+        and settings.get("backend", Settings.backend) is not BackendName.docker
+    ):
+        raise GraderError(
+            "--isolation is for --backend docker: the local backend runs each submission in a "
+            "process of its own, unsandboxed"
+        )
+    limits = LimitOverrides(problem_seconds=timeout, memory_mb=memory_mb)
+    return Settings(limits=limits, isolation=isolation or Settings.isolation, **settings)
 
 
 def grade(
@@ -367,11 +396,17 @@ def gradescope_run(
 # -- the sandbox image
 
 
-def build_image(tag: str, **options: Any) -> ImageFacts:
-    """Build the sandbox image (`grader.sandboxing.image.build_image`'s options)."""
+def build_image(tag: str, *, on_note: Callable[[str], None], **options: Any) -> dict[str, str]:
+    """Build the sandbox image (`grader.sandboxing.image.build_image`'s options), saying on
+    `on_note` what is built and how long it took; the image's facts."""
     from grader.sandboxing import image
 
-    return image.build_image(tag, **options)
+    mode = "air-gapped" if options.get("wheelhouse") else "online"
+    on_note(f"building {tag} ({mode}, base {options.get('base_image') or 'default'})")
+    start = time.monotonic()
+    facts = image.build_image(tag, **options)
+    on_note(f"built {tag} in {time.monotonic() - start:.0f}s")
+    return facts.as_dict()
 
 
 def make_base_image(name: str, **options: Any) -> str:
@@ -407,11 +442,22 @@ def print_feedback(feedback: Feedback) -> None:
     show(feedback.view, feedback.unseen)
 
 
-def print_scores(graded: Graded) -> None:
-    """The batch's score table, by problem number, with its legend and notes."""
+def print_graded(graded: Graded, out_dir: Path, formats: Sequence[str] = ()) -> int:
+    """The batch's score table by problem number, with its legend and notes (not where the
+    Classroom format prints its own), where the reports are; the exit status: 2 when a grader
+    error occurred (in red), else 0."""
+    from rich.console import Console
+
     from grader.reports.terminal import print_scores as show
 
-    show(graded.reports, graded.numbers)
+    if "github-classroom" not in formats:
+        show(graded.reports, graded.numbers)
+    errors = Console(stderr=True, highlight=False)
+    errors.print(f"Reports written to {out_dir}/", markup=False, soft_wrap=True)
+    if any(r.grader_fault for r in graded.reports):
+        errors.print("[red]A grader error occurred: see the reports' messages.[/red]")
+        return 2
+    return 0
 
 
 def print_outcomes(outcomes: list[Outcome]) -> str:

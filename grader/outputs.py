@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -113,6 +113,15 @@ FORMATS: dict[str, Writer] = {
     "gradescope": write_gradescope,
     "github-classroom": write_classroom,
 }
+
+
+def parse_formats(values: Sequence[str]) -> tuple[str, ...]:
+    """`("csv,html", "junit")` -> ("csv", "html", "junit"), each a format we know."""
+    chosen = tuple(v.strip() for value in values for v in value.split(",") if v.strip())
+    unknown = [v for v in chosen if v not in FORMATS]
+    if unknown:
+        raise ValueError(f"{', '.join(unknown)} (choose from {', '.join(FORMATS)})")
+    return chosen
 
 
 def write_outputs(reports: list[SubmissionReport], formats: list[str], opts: Options) -> list[str]:

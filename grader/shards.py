@@ -29,6 +29,14 @@ class Shard:
     index: int
     count: int
 
+    @classmethod
+    def parse(cls, value: str) -> Shard:
+        """`2/3` -> Shard(2, 3): the second of three slices."""
+        index, _, count = value.partition("/")
+        if not (index.isdigit() and count.isdigit() and 1 <= int(index) <= int(count)):
+            raise ValueError(f"{value!r}: give K/N with 1 <= K <= N, e.g. 2/3")
+        return cls(int(index), int(count))
+
     def holds(self, name: str) -> bool:
         digest = hashlib.sha256(name.encode("utf-8")).digest()
         return int.from_bytes(digest[:8], "big") % self.count == self.index - 1

@@ -13,20 +13,22 @@ import click
 from grader import api
 from grader.cli.platforms import classroom, gradescope, sandbox
 from grader.cli.shared import (
-    DEFAULTS,
+    EXISTING,
     FOLDER,
     Commands,
-    Failed,
     backend_option,
     course_option,
     echo_err,
+    failed,
     jobs_option,
     listener,
     output_options,
-    parse_shard,
+    parsed,
     resume_command,
     seed_option,
-)
+)  # fmt: skip
+
+option = click.option
 
 
 @click.group(cls=Commands)
@@ -64,11 +66,11 @@ def init(problem: str, directory: Path, course: Path | None) -> None:
 
 
 @cli.command()
-@click.argument("path", default=".", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--problem", "problems", multiple=True, help="Only these (default: those in PATH).")
+@click.argument("path", default=".", type=EXISTING)
+@option("--problem", "problems", multiple=True, help="Only these (default: those in PATH).")
 @backend_option(api.CHECK_BACKEND, own_code=True)
 @seed_option
-@click.option("--reveal", is_flag=True, help="Also run the `after_due_date` checks.")
+@option("--reveal", is_flag=True, help="Also run the `after_due_date` checks.")
 @course_option
 def check(path: Path, course: Path | None, **options: Any) -> None:
     """Check your work in PATH on the visible checks, with feedback on every failure.
@@ -80,9 +82,7 @@ def check(path: Path, course: Path | None, **options: Any) -> None:
     feedback = api.check(path, course_path=course, **options)
     api.print_feedback(feedback)
     echo_err(f"Checked in {time.monotonic() - start:.1f} s on {options['backend']}")
-    if feedback.view.grader_fault:
-        sys.exit(2)
-    sys.exit(0 if feedback.view.total >= feedback.view.max_total else 1)
+    sys.exit(feedback.exit_code)
 
 
 # -- instructors
@@ -90,99 +90,61 @@ def check(path: Path, course: Path | None, **options: Any) -> None:
 
 @cli.command()
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
-@click.option(
-    "--out",
-    "out_dir",
-    type=FOLDER,
-    default=Path("reports"),
-    show_default=True,
-    help="Where reports are written.",
-)
-@backend_option(DEFAULTS.backend)
-@click.option("--image", default=None, help="Sandbox image for the docker backend.")
-@click.option(
+@option("--out", "out_dir", type=FOLDER, default=Path("reports"), show_default=True)
+@backend_option(api.Settings.backend)
+@option("--image", help="Sandbox image for the docker backend.")
+@option(
     "--isolation",
-    type=click.Choice([api.Isolation.warm.value, api.Isolation.container.value]),
-    callback=lambda _ctx, _param, value: value and api.Isolation(value),
-    help="Docker only: warm workers (the default: containers that import torch once and grade "
-    "one submission after another, cleaned between them) or a fresh container each.",
+    type=click.Choice(api.DOCKER_ISOLATION),
+    callback=parsed(api.Isolation),
+    help="Docker only: warm workers (the default: containers that import torch once and "
+    "grade one submission after another, cleaned between them) or a fresh container each.",
 )
-@click.option("--problem", "problems", multiple=True, help="Grade only these problems.")
+@option("--problem", "problems", multiple=True, help="Grade only these problems.")
 @jobs_option
 @seed_option
-@click.option(
-    "--timeout", type=click.FloatRange(min=1), help="Seconds per problem (over the specs)."
-)
-@click.option(
-    "--memory-mb", type=click.IntRange(min=256), help="Memory per submission (over the specs)."
-)
-@click.option("--resume", is_flag=True, help="Skip submissions whose saved report is valid.")
-@click.option(
+@option("--timeout", type=click.FloatRange(min=1), help="Seconds per problem (over the specs).")
+@option("--memory-mb", type=click.IntRange(min=256), help="Memory per submission (over the specs).")
+@option("--resume", is_flag=True, help="Skip submissions whose saved report is valid.")
+@option(
     "--shard",
-    callback=parse_shard,
+    callback=parsed(api.Shard.parse),
     metavar="K/N",
-    help="Grade only the K-th of N stable slices (with --seed; merge them with `grader report "
-    "OUT1 OUT2 ... --out DIR`).",
+    help="Grade only the K-th of N stable slices (with --seed; merge them: `grader report OUT1 "
+    "OUT2 ... --out DIR`).",
 )
 @output_options
-def grade(path: Path, out_dir: Path, problems: tuple[str, ...], **options: Any) -> None:
+def grade(path: Path, out_dir: Path, course: Path | None, **options: Any) -> None:
     """Grade PATH: one submission, or a folder of them (sub-folders or zip files), a Gradescope
     export (folder or zip) or a folder of cloned Classroom repositories."""
-    rendering = {k: options.pop(k) for k in ("formats", "reveal", "junit_by")}
-    course, timeout, memory_mb = (options.pop(k) for k in ("course", "timeout", "memory_mb"))
-    if options["isolation"] is not None and options["backend"] is not api.BackendName.docker:
-        raise api.GraderError(
-            "--isolation is for --backend docker: the local backend runs each submission in a "
-            "process of its own, unsandboxed"
-        )
-    options["isolation"] = options["isolation"] or DEFAULTS.isolation
-    limits = api.LimitOverrides(timeout, memory_mb)
-    settings = api.Settings(limits=limits, **options)
+    kept = {k: options.pop(k) for k in ("formats", "reveal", "junit_by", "problems")}
+    settings = api.batch_settings(**options)
     try:
-        graded = api.grade(
-            path,
-            out_dir=out_dir,
-            course_path=course,
-            settings=settings,
-            problems=problems,
-            listener=listener(api.progress),
-            **rendering,
-        )
+        graded = api.grade(path, out_dir=out_dir, course_path=course, settings=settings,
+                           listener=listener(with_progress=True), **kept)  # fmt: skip
     except api.Interrupted as stop:
-        raise Failed(f"{stop}. Grade the rest with: {resume_command()}", stop.exit_code) from stop
-    if "github-classroom" not in rendering["formats"]:
-        api.print_scores(graded)
-    echo_err(f"Reports written to {out_dir}/")
-    if any(r.grader_fault for r in graded.reports):
-        click.secho("A grader error occurred: see the reports' messages.", fg="red", err=True)
-        sys.exit(2)
+        raise failed(f"{stop}. Grade the rest with: {resume_command()}", stop.exit_code) from stop
+    sys.exit(api.print_graded(graded, out_dir, kept["formats"]))
 
 
 @cli.command()
-@click.argument(
-    "directories",
-    nargs=-1,
-    required=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-)
-@click.option("--out", "out_dir", type=FOLDER, help="Where outputs go (default: DIRECTORY).")
+@click.argument("directories", nargs=-1, required=True, type=EXISTING)
+@option("--out", "out_dir", type=FOLDER, help="Where outputs go (default: DIRECTORY).")
 @output_options
-def report(
-    directories: tuple[Path, ...], out_dir: Path | None, course: Path | None, **rendering: Any
-) -> None:
+def report(directories: tuple[Path, ...], course: Path | None, **options: Any) -> None:
     """Render outputs again from the JSON reports saved in DIRECTORY, without regrading; or
     merge the output folders of a batch's shards into one (`--out` then says where: a shard's
     folder with --out is merged, and refused unless every shard of its batch is given).
 
     The gradebook CSV is always written; --format adds more.
     """
-    api.report(directories, out_dir=out_dir, course_path=course, listener=listener(), **rendering)
+    api.report(directories, course_path=course, listener=listener(), **options)
 
 
 @cli.command()
 @click.argument("problems", nargs=-1)
 @backend_option(api.CANDIDATE_BACKEND)
-@click.option("--seed", type=int, default=0, show_default=True)
+@option("--seed", type=int, default=0, show_default=True)
 @jobs_option
 @course_option
 def validate(course: Path | None, **options: Any) -> None:
@@ -195,21 +157,19 @@ def validate(course: Path | None, **options: Any) -> None:
 
 @cli.command()
 @click.argument("problem")
-@click.option("--course", type=FOLDER, required=True, help="The course folder (made if need be).")
-@click.option("--module", is_flag=True, help="An nn.Module's problem (default: a function's).")
-@click.option("--symbol", help="The function or class to write (default: solve, or the id's).")
-def new(problem: str, course: Path, module: bool, symbol: str | None) -> None:
+@option("--course", type=FOLDER, required=True, help="The course folder (made if need be).")
+@option("--module", is_flag=True, help="An nn.Module's problem (default: a function's).")
+@option("--symbol", help="The function or class to write (default: solve, or the id's).")
+def new(problem: str, course: Path, **options: Any) -> None:
     """Scaffold PROBLEM in a course folder: a small working problem to rewrite."""
-    folder, reference = api.new_problem(course, problem, symbol=symbol, module=module)
-    click.echo(
-        f"wrote {folder} and {reference}: edit them, then "
-        f"`grader validate {problem} --course {course}`"
-    )
+    folder, reference = api.new_problem(course, problem, **options)
+    click.echo(f"wrote {folder} and {reference}: edit them, then `grader validate {problem} "
+               f"--course {course}`")  # fmt: skip
 
 
 @cli.command()
-@click.option("--out", type=FOLDER, required=True, help="The kit's folder (new or empty).")
-@click.option("--seed", type=int, default=None, help="Seed of the kit's inputs (default: random).")
+@option("--out", type=FOLDER, required=True, help="The kit's folder (new or empty).")
+@option("--seed", type=int, help="Seed of the kit's inputs (default: random).")
 @course_option
 def release(out: Path, seed: int | None, course: Path | None) -> None:
     """Write the candidate kit: statements, starters, contracts and what the visible checks need

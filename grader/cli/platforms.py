@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
+from typing import Any
 
 import click
 
 from grader import api
-from grader.cli.shared import FOLDER, course_option, echo_err
+from grader.cli.shared import EXISTING, FOLDER, course_option, echo_err
 
+option = click.option
 WHEELS = click.Path(exists=True, file_okay=False, path_type=Path)
-INDEX = click.option("--torch-index-url", help="Extra package index serving torch CPU wheels.")
+INDEX = option("--torch-index-url", help="Extra package index serving torch CPU wheels.")
+TORCH = option("--torch-version", default=api.TORCH_VERSION, show_default=True)
 
 
 def indented(line: str) -> None:
@@ -21,64 +23,36 @@ def indented(line: str) -> None:
 
 @click.group()
 def classroom() -> None:
-    """GitHub Classroom.
-
-    \b
-    The workflow runs the visible checks of the course's candidate kit: feedback, since the
-    candidate owns the repository and its workflow and can fake its output. Grade for credit
-    with the full course where candidates do not control the runner (`grader grade --course
-    DIR` over the class's cloned repositories, or Gradescope). See docs/classroom.md.
-    """
+    """GitHub Classroom: a workflow runs the kit's visible checks, as feedback (the candidate owns
+    the repository and can fake its output); grade for credit where candidates do not control
+    the runner. See docs/classroom.md."""
 
 
 @classroom.command("init")
 @click.argument("repo", default=".", type=FOLDER)
-@click.option("--grader-url", required=True, help="Git URL of this grader, cloned by the workflow.")
-@click.option("--ref", default=None, help="Branch or tag of the grader to use.")
-@click.option("--python", "python_version", default="3.11", show_default=True)
-@click.option("--force", is_flag=True, help="Replace an existing workflow file and kit.")
+@option("--grader-url", required=True, help="Git URL of this grader, cloned by the workflow.")
+@option("--ref", help="Branch or tag of the grader to use.")
+@option("--python", "python_version", default="3.11", show_default=True)
+@option("--force", is_flag=True, help="Replace an existing workflow file and kit.")
 @course_option
-def classroom_init(
-    repo: Path,
-    grader_url: str,
-    ref: str | None,
-    python_version: str,
-    force: bool,
-    course: Path | None,
-) -> None:
+def classroom_init(repo: Path, course: Path | None, **options: Any) -> None:
     """Write the course's candidate kit into REPO/.grader/kit and .github/workflows/classroom.yml,
     which runs it (REPO: the assignment's template repository)."""
-    kit, path = api.classroom_init(
-        repo,
-        grader_url=grader_url,
-        ref=ref,
-        course_path=course,
-        python_version=python_version,
-        force=force,
-    )
+    kit, path = api.classroom_init(repo, course_path=course, **options)
     click.echo(f"wrote {kit} and {path}")
 
 
 @click.group()
 def gradescope() -> None:
-    """Gradescope.
-
-    \b
-    The zip's run_autograder starts the grader as root; the grader runs the candidate's
-    code as the unprivileged `grader-student` account, its limits set before it starts, which
-    can read neither the problems nor the reference solutions, nor write the results. See
-    docs/gradescope.md.
-    """
+    """Gradescope: run_autograder starts the grader as root, which runs the candidate's code as
+    the unprivileged `grader-student` (limits set first), who can read neither the problems nor
+    the references, nor write the results. See docs/gradescope.md."""
 
 
 @gradescope.command("build")
-@click.option(
-    "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=Path("autograder.zip"),
-    show_default=True,
-)
-@click.option("--wheelhouse", type=WHEELS, help="Wheels for setup.sh to install offline.")
+@option("--out", type=click.Path(dir_okay=False, path_type=Path), default=Path("autograder.zip"),
+        show_default=True)  # fmt: skip
+@option("--wheelhouse", type=WHEELS, help="Wheels for setup.sh to install offline.")
 @course_option
 def gradescope_build(out: Path, wheelhouse: Path | None, course: Path | None) -> None:
     """Build the autograder zip to upload to Gradescope: the grader and the full course, hidden
@@ -87,40 +61,30 @@ def gradescope_build(out: Path, wheelhouse: Path | None, course: Path | None) ->
 
 
 @gradescope.command("wheelhouse")
-@click.option("--dest", type=FOLDER, required=True)
-@click.option(
-    "--python-version",
-    default="3.10",
-    show_default=True,
-    help="The Python of Gradescope's image (3.10 on Ubuntu 22.04, 3.12 on 24.04).",
-)
+@option("--dest", type=FOLDER, required=True)
+@option("--python-version", default="3.10", show_default=True,
+        help="The Python of Gradescope's image (3.10 on Ubuntu 22.04, 3.12 on 24.04).")  # fmt: skip
 @INDEX
-def gradescope_wheelhouse(dest: Path, python_version: str, torch_index_url: str | None) -> None:
+def gradescope_wheelhouse(dest: Path, **options: Any) -> None:
     """Download every wheel setup.sh installs (torch CPU, the grader's dependencies, its build
     backend), for installing offline: pass DEST to `build --wheelhouse`, or mount it in the
     container and point GRADER_WHEELHOUSE at it."""
-    for wheel in api.download_wheelhouse(
-        dest,
-        packages=api.gradescope_requirements(),
-        python_version=python_version,
-        torch_index_url=torch_index_url,
-        on_line=indented,
-    ):
+    packages = api.gradescope_requirements()
+    for wheel in api.download_wheelhouse(dest, packages=packages, on_line=indented, **options):
         click.echo(wheel.name)
 
 
 @gradescope.command("run")
-@click.argument("submission", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--results", type=click.Path(dir_okay=False, path_type=Path), required=True)
-@click.option("--user", default=None, help="Run the candidate's code as this account.")
+@click.argument("submission", type=EXISTING)
+@option("--results", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@option("--user", help="Run the candidate's code as this account.")
 @course_option
-def gradescope_run(submission: Path, results: Path, user: str | None, course: Path | None) -> None:
+def gradescope_run(submission: Path, course: Path | None, **options: Any) -> None:
     """Grade SUBMISSION inside Gradescope's container (what run_autograder calls): the problem
     files at its top or in one folder of it."""
-    report = api.gradescope_run(submission, results=results, user=user, course_path=course)
+    report = api.gradescope_run(submission, course_path=course, **options)
     click.echo(report.model_dump_json(indent=2))
-    if report.grader_fault:
-        sys.exit(2)
+    sys.exit(2 if report.grader_fault else 0)
 
 
 @click.group()
@@ -129,67 +93,39 @@ def sandbox() -> None:
 
 
 @sandbox.command()
-@click.option("--tag", default=api.DEFAULT_TAG, show_default=True)
-@click.option("--base-image", help="Base image (e.g. one made by `sandbox base`).")
-@click.option("--wheelhouse", type=WHEELS, help="Install from these wheels only, offline.")
+@option("--tag", default=api.DEFAULT_TAG, show_default=True)
+@option("--base-image", help="Base image (e.g. one made by `sandbox base`).")
+@option("--wheelhouse", type=WHEELS, help="Install from these wheels only, offline.")
 @INDEX
-@click.option("--torch-version", default=api.TORCH_VERSION, show_default=True)
-@click.option("--quiet", is_flag=True, help="Show only the build's step lines.")
-def build(
-    tag: str,
-    base_image: str | None,
-    wheelhouse: Path | None,
-    torch_index_url: str | None,
-    torch_version: str,
-    quiet: bool,
-) -> None:
+@TORCH
+@option("--quiet", is_flag=True, help="Show only the build's step lines.")
+def build(tag: str, quiet: bool, **options: Any) -> None:
     """Build the sandbox image (online, or air-gapped with --base-image and --wheelhouse)."""
-    mode = "air-gapped" if wheelhouse else "online"
-    echo_err(f"building {tag} ({mode}, base {base_image or 'default'})")
-    start = time.monotonic()
-    facts = api.build_image(
-        tag,
-        base_image=base_image,
-        wheelhouse=wheelhouse,
-        torch_index_url=torch_index_url,
-        torch_version=torch_version,
-        on_line=lambda line: (
-            None if quiet and not line.startswith(("Step ", "#")) else indented(line)
-        ),
-    )
-    echo_err(f"built {tag} in {time.monotonic() - start:.0f}s")
-    for key, value in facts.as_dict().items():
+    steps = ("Step ", "#")
+    shown = lambda line: None if quiet and not line.startswith(steps) else indented(line)  # noqa: E731
+    for key, value in api.build_image(tag, on_line=shown, on_note=echo_err, **options).items():
         click.echo(f"{key}: {value}")
 
 
 @sandbox.command()
-@click.option("--name", default=api.DEFAULT_BASE, show_default=True)
-@click.option("--suite", default="bookworm", show_default=True)
-@click.option("--mirror", help="Debian mirror for debootstrap (default: debootstrap's own).")
-@click.option("--cache-dir", type=FOLDER, default=api.CACHE_DIR, show_default=True)
-@click.option("--refresh", is_flag=True, help="Re-run debootstrap and re-import.")
-def base(name: str, suite: str, mirror: str | None, cache_dir: Path, refresh: bool) -> None:
+@option("--name", default=api.DEFAULT_BASE, show_default=True)
+@option("--suite", default="bookworm", show_default=True)
+@option("--mirror", help="Debian mirror for debootstrap (default: debootstrap's own).")
+@option("--cache-dir", type=FOLDER, default=api.CACHE_DIR, show_default=True)
+@option("--refresh", is_flag=True, help="Re-run debootstrap and re-import.")
+def base(name: str, **options: Any) -> None:
     """Make an offline base image: debootstrap minbase + python3, then `docker import`."""
-    image_id = api.make_base_image(
-        name, cache_dir=cache_dir, suite=suite, mirror=mirror, refresh=refresh, on_line=indented
-    )
-    click.echo(f"{name}: {image_id}")
+    click.echo(f"{name}: {api.make_base_image(name, on_line=indented, **options)}")
 
 
 @sandbox.command()
-@click.option("--dest", type=FOLDER, default=api.CACHE_DIR / "wheelhouse", show_default=True)
-@click.option("--torch-version", default=api.TORCH_VERSION, show_default=True)
+@option("--dest", type=FOLDER, default=api.CACHE_DIR / "wheelhouse", show_default=True)
+@TORCH
 @INDEX
-@click.option("--refresh", is_flag=True, help="Download again even if complete.")
-def wheelhouse(dest: Path, torch_version: str, torch_index_url: str | None, refresh: bool) -> None:
+@option("--refresh", is_flag=True, help="Download again even if complete.")
+def wheelhouse(dest: Path, **options: Any) -> None:
     """Download the image's wheels (torch, safetensors, numpy and their dependencies)."""
-    for wheel in api.download_wheelhouse(
-        dest,
-        torch_version=torch_version,
-        refresh=refresh,
-        torch_index_url=torch_index_url,
-        on_line=indented,
-    ):
+    for wheel in api.download_wheelhouse(dest, on_line=indented, **options):
         click.echo(wheel.name)
 
 
