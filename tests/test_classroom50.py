@@ -1,8 +1,12 @@
-"""Classroom 50: result.json and release-body.md rendered from a report."""
+"""Classroom 50: result.json and release-body.md rendered from a report, `grader classroom50
+init`, and the autograder.py it writes, run the way Classroom 50's runner runs it."""
 
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +17,9 @@ from grader.outputs import Options, write_outputs
 from grader.platforms.classroom50.results import MAX_BODY_CHARS
 from grader.reports.models import CheckStatus, ProblemStatus, SubmissionReport
 from tests.classroom50_format import validate_classroom50
+from tests.conftest import ROOT, Installed, sh
 from tests.reports import check, problem, sample_reports, submission
+from tests.test_cli import run
 from tests.test_formats import zeroed_problem
 from tests.test_hostile_text import ESCAPES, MESSAGE
 
@@ -122,3 +128,93 @@ def test_outside_the_runner_the_identity_is_a_placeholder(tmp_path: Path) -> Non
     assert "CLASSROOM, ASSIGNMENT, SUBMISSION_TAG, COMMIT_URL, RELEASE_URL, OWNER unset" in output
     with pytest.raises(GraderError, match="exactly one submission"):
         write_outputs(sample_reports(), ["classroom50"], Options(tmp_path, environ={}))
+
+
+def test_init_writes_the_autograder_its_kit_and_runtime(tmp_path: Path) -> None:
+    folder = tmp_path / "ml-2026" / "autograders" / "attention"
+    args = ["classroom50", "init", str(folder), "--grader-url", "https://x.test/g.git"]
+    code, out = run(*args, "--ref", "v1", "--problem", "split_heads")
+    assert code == 0, out
+    assert "--runtime" in out
+    script = (folder / "autograder.py").read_text()
+    compile(script, "autograder.py", "exec")
+    assert "'attention-grader @ git+https://x.test/g.git@v1'" in script
+    assert "'torch==2.13.0'" in script and "download.pytorch.org/whl/cpu" in script
+    assert json.loads((folder / "runtime.json").read_text()) == {
+        "runs-on": "ubuntu-latest",
+        "python": "3.11",
+    }
+    assert sorted(p.name for p in (folder / "kit" / "problems").iterdir()) == ["split_heads"]
+    assert not list((folder / "kit").rglob("reference*.py"))  # no reference solution
+    assert run(*args)[0] != 0  # never over an existing autograder
+    assert run(*args, "--force")[0] == 0
+    assert len(list((folder / "kit" / "problems").iterdir())) == 11  # the whole course
+    assert run(*args, "--force", "--problem", "no_such_problem")[0] != 0
+
+
+def checkout(case: str, folder: Path) -> Path:
+    """A student's repository as the runner checks it out: control files and a submission."""
+    (folder / ".github" / "workflows").mkdir(parents=True)
+    (folder / ".github" / "workflows" / "autograde.yaml").write_text("on: push\n")
+    (folder / ".classroom50.yaml").write_text("classroom: ml-2026\nassignment: attention\n")
+    if case in ("complete", "classic_mistakes"):
+        for path in (ROOT / "submissions" / case).iterdir():
+            shutil.copy(path, folder / path.name)
+    elif case == "syntax_error":
+        shutil.copy(ROOT / "submissions" / "complete" / "mha_by_loop.py", folder)
+        (folder / "split_heads.py").write_text("def split_heads(x, n_head:\n    return x\n")
+    (folder / "result.json").symlink_to(folder / "stolen")  # left by the student: not followed
+    return folder
+
+
+@pytest.fixture(scope="module")
+def assignment(installed: Installed, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An assignment's folder written by the installed grader: two problems of the course."""
+    bin_dir, work, env = installed
+    folder = tmp_path_factory.mktemp("classroom50") / "ml-2026" / "autograders" / "attention"
+    sh([str(bin_dir / "grader"), "classroom50", "init", str(folder), "--grader-url",
+        "https://x.test/g.git", "--problem", "split_heads", "--problem", "mha_by_loop"],
+       work, env)  # fmt: skip
+    return folder
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize(
+    ("case", "status", "said"),
+    [
+        ("complete", "success", ["### attention-grader: 17/17"]),
+        ("classic_mistakes", "failure", ["named mistake: heads split with view", "no causal"]),
+        ("syntax_error", "failure", ["import error", "SyntaxError"]),
+        ("empty", "failure", ["no problem file found", "Not attempted (17 points)"]),
+    ],
+)
+def test_the_autograder_grades_a_checkout_as_the_runner_runs_it(
+    installed: Installed, assignment: Path, tmp_path: Path, case: str, status: str, said: list[str]
+) -> None:
+    """The runner's Python runs autograder.py in the checkout with the runner's environment.
+    GRADER_PYTHON (the wheel's virtualenv) stands in for the install step, which needs PyTorch's
+    own index; GRADER_ACCOUNT is empty: no account is made on this machine."""
+    bin_dir, _, env = installed
+    student = checkout(case, tmp_path / "ml-2026-attention-alice")
+    output = tmp_path / "github_output"
+    output.touch()
+    runner = {**env, **RUNNER, "GITHUB_OUTPUT": str(output), "RUNNER_TEMP": str(tmp_path)}
+    runner |= {"GRADER_PYTHON": str(bin_dir / "python"), "GRADER_ACCOUNT": ""}
+    proc = subprocess.run(
+        [sys.executable, str(assignment / "autograder.py")],
+        cwd=student,
+        env=runner,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "runs as this job's own user" in proc.stdout
+    result = json.loads((student / "result.json").read_text(encoding="utf-8"))
+    validate_classroom50(result)
+    assert result["max-score"] == 17
+    body = (student / "release-body.md").read_text(encoding="utf-8")
+    for text in said:
+        assert text in body, body
+    assert output.read_text().splitlines()[0] == f"status={status}"
+    assert not (student / "stolen").exists()
