@@ -14,7 +14,7 @@ import shutil
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
@@ -361,6 +361,58 @@ def classroom_init(
         shutil.rmtree(kit, ignore_errors=True)
     write_kit(course(course_path), kit)
     return kit, write_workflow(repo, workflow(grader_url, ref, python_version), force)
+
+
+@dataclass(frozen=True)
+class Classroom50Assignment:
+    """What `classroom50_init` wrote into the assignment's folder."""
+
+    autograder: Path
+    kit: Path
+    runtime: Path
+
+
+def classroom50_init(
+    folder: Path,
+    *,
+    grader_url: str,
+    ref: str | None = None,
+    python_version: str = "3.11",
+    problems: Sequence[str] = (),
+    force: bool = False,
+    course_path: Path | None = None,
+) -> Classroom50Assignment:
+    """An assignment's autograder.py for Classroom 50, the candidate kit of the course (or of
+    `problems`) beside it, and its runtime block (FOLDER: <classroom>/autograders/<slug>)."""
+    from grader.courses.catalog import Catalog
+    from grader.courses.release import release as write_kit
+    from grader.platforms.classroom50.autograder import (
+        KIT,
+        prepare_folder,
+        requirement,
+        write_autograder,
+    )
+
+    found = course(course_path, full=True)
+    if problems:
+        found = replace(found, catalog=Catalog.of(found.catalog.select(list(problems))))
+    prepare_folder(folder, force)
+    kit = write_kit(found, folder / KIT)
+    script, runtime = write_autograder(folder, requirement(grader_url, ref), python_version)
+    return Classroom50Assignment(script, kit, runtime)
+
+
+def classroom50_run(
+    checkout: Path, *, out_dir: Path, user: str | None = None, course_path: Path | None = None
+) -> SubmissionReport:
+    """Grade a student's checkout inside Classroom 50's runner: its report, result.json and
+    release-body.md in `out_dir` (and `status`, `summary` to $GITHUB_OUTPUT)."""
+    from grader.platforms.classroom50.run import run_classroom50
+
+    report = run_classroom50(checkout, user, course(course_path).catalog)
+    write_report(report, out_dir)
+    render([report], ["classroom50"], out_dir)
+    return report
 
 
 def gradescope_build(

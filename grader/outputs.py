@@ -11,6 +11,13 @@ from pathlib import Path
 from grader.errors import GraderError
 from grader.names import name_problem, slug
 from grader.platforms.classroom.results import classroom_result, encode_result
+from grader.platforms.classroom50.results import (
+    Identity,
+    classroom50_result,
+    output_lines,
+    release_body,
+    unset,
+)
 from grader.platforms.gradescope.results import gradescope_results
 from grader.reports.csv import write_summary_csv
 from grader.reports.html import render_feedback_html, render_html
@@ -82,24 +89,50 @@ def write_gradescope(reports: list[SubmissionReport], opts: Options) -> list[str
     return written
 
 
+def one_view(reports: list[SubmissionReport], opts: Options, name: str) -> SubmissionReport:
+    """The candidate's view of the one report a runner's format renders (its repository)."""
+    if len(reports) != 1:
+        raise GraderError(f"{name} renders exactly one submission (the repository)")
+    return candidate_view(reports[0], opts.reveal_after_due)
+
+
+def append(path: str, text: str) -> str:
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(text)
+    return path
+
+
 def write_classroom(reports: list[SubmissionReport], opts: Options) -> list[str]:
     """The Classroom result and step summary: to the runner's files when it sets them."""
-    if len(reports) != 1:
-        raise GraderError("github-classroom renders exactly one submission (the repository)")
-    view = candidate_view(reports[0], opts.reveal_after_due)
+    view = one_view(reports, opts, "github-classroom")
     line = f"result={encode_result(classroom_result(view))}\n"
     written = []
     output, summary = opts.environ.get("GITHUB_OUTPUT"), opts.environ.get("GITHUB_STEP_SUMMARY")
     if output:
-        with open(output, "a", encoding="utf-8") as handle:
-            handle.write(line)
-        written.append(output)
+        written.append(append(output, line))
     else:
         opts.echo(line.rstrip("\n"))
     if summary:
-        with open(summary, "a", encoding="utf-8") as handle:
-            handle.write(candidate_feedback(view))
-        written.append(summary)
+        written.append(append(summary, candidate_feedback(view)))
+    return written
+
+
+def write_classroom50(reports: list[SubmissionReport], opts: Options) -> list[str]:
+    """Classroom 50's `result.json` and `release-body.md`, in `classroom50/`; `status` and
+    `summary` to the runner's `$GITHUB_OUTPUT` when it sets one."""
+    view = one_view(reports, opts, "classroom50")
+    missing = unset(opts.environ)
+    if missing:
+        opts.echo(f"classroom50: {', '.join(missing)} unset: result.json names 'unknown' there")
+    result = classroom50_result(view, Identity.of(opts.environ))
+    folder = opts.out_dir / "classroom50"
+    written = [
+        write_text(folder / "result.json", json.dumps(result, indent=2) + "\n"),
+        write_text(folder / "release-body.md", release_body(view, result)),
+    ]
+    output = opts.environ.get("GITHUB_OUTPUT")
+    if output:
+        written.append(append(output, output_lines(view, result)))
     return written
 
 
@@ -112,6 +145,7 @@ FORMATS: dict[str, Writer] = {
     "junit": write_junit,
     "gradescope": write_gradescope,
     "github-classroom": write_classroom,
+    "classroom50": write_classroom50,
 }
 
 

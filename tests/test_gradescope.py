@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from grader.platforms.gradescope.autograder import RUN, SETUP, build_autograder, requirements
-from grader.platforms.gradescope.run import locate
+from grader.platforms.upload import locate
 
 ENTRIES = {"split_heads.py", "mha_by_loop.py"}
 

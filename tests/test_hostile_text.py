@@ -31,7 +31,7 @@ def hostile() -> list[SubmissionReport]:
 def test_every_format_is_well_formed(
     hostile: list[SubmissionReport], tmp_path: Path, reveal: bool
 ) -> None:
-    formats = ["csv", "markdown", "html", "junit", "gradescope", "github-classroom"]
+    formats = ["csv", "markdown", "html", "junit", "gradescope", "github-classroom", "classroom50"]
     opts = Options(tmp_path, reveal_after_due=reveal, environ={}, echo=lambda _: None)
     written = [Path(p) for p in write_outputs(hostile, formats, opts)]
     assert written

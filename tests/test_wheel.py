@@ -7,51 +7,13 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from grader.compat import tomllib
-from tests.conftest import ROOT
-
-
-def sh(argv: list[str], cwd: Path, env: dict[str, str], ok: tuple[int, ...] = (0,)) -> str:
-    proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode in ok, f"{argv}: exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
-    return proc.stdout
-
-
-Installed = tuple[Path, Path, dict[str, str]]  # the virtualenv's bin, a folder elsewhere, env
-
-
-def clean_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "GRADER_"))}
-
-
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The package built as a wheel."""
-    dist = tmp_path_factory.mktemp("dist")
-    sh([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-        "-w", str(dist), str(ROOT)], dist, clean_env())  # fmt: skip
-    (built,) = dist.glob("attention_grader-*.whl")
-    return built
-
-
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory, wheel: Path) -> Installed:
-    """A virtualenv (torch from the system's site-packages) holding only the built wheel."""
-    tmp = tmp_path_factory.mktemp("wheel")
-    env = clean_env()
-    sh([sys.executable, "-m", "venv", "--system-site-packages", str(tmp / "venv")], tmp, env)
-    bin_dir = tmp / "venv" / "bin"
-    sh([str(bin_dir / "pip"), "install", "-q", "--no-deps", "--no-index", str(wheel)], tmp, env)
-    env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
-    work = tmp / "elsewhere"
-    work.mkdir()
-    return bin_dir, work, env
+from tests.conftest import ROOT, Installed, clean_env, sh
 
 
 @pytest.fixture(scope="module")

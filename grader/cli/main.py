@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from grader import api
-from grader.cli.platforms import classroom, gradescope, sandbox
+from grader.cli.platforms import classroom, classroom50, gradescope, sandbox
 from grader.cli.shared import (
     EXISTING,
     FOLDER,
@@ -190,5 +190,5 @@ def schema() -> None:
     click.echo(json.dumps(api.report_schema(), indent=2))
 
 
-for group in (classroom, gradescope, sandbox):
+for group in (classroom, classroom50, gradescope, sandbox):
     cli.add_command(group)

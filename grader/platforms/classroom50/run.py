@@ -1,0 +1,31 @@
+"""Grading inside Classroom 50's runner: find the problem files in the student's checkout and
+grade them with the local backend, as an unprivileged account when one is given.
+
+`autograder.py` starts the grader as root where the runner allows it (root, or sudo without a
+password); the worker then runs the candidate's code as that account, with rlimits, and every
+process it left is killed after each problem. Otherwise the code runs as the runner's own user,
+which is no sandbox: the job's files and whatever the runner lets its user do are in its reach.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from grader.courses.catalog import Catalog
+from grader.grade import Grader
+from grader.platforms.upload import locate
+from grader.reports.models import SubmissionReport
+from grader.sandboxing.backends.local import LocalBackend
+from grader.verdict.plan import draw_seed
+
+KIT_NOTE = "graded on the visible checks only: feedback, not your grade for credit"
+
+
+def run_classroom50(checkout: Path, user: str | None, catalog: Catalog) -> SubmissionReport:
+    """Grade the checkout on the course's problems (a kit's with the inputs it recorded)."""
+    located = locate(checkout, {p.spec.entry for p in catalog.problems.values()})
+    problems = list(catalog.problems.values())
+    with Grader(catalog, problems, LocalBackend(user), draw_seed(catalog.seed)) as grader:
+        report = grader.grade(located.folder or checkout, name=checkout.resolve().name)
+    notes = (report.message, located.note, KIT_NOTE if catalog.is_kit else "")
+    return report.model_copy(update={"message": "; ".join(n for n in notes if n)})
