@@ -45,23 +45,18 @@ def classroom_init(repo: Path, course: Path | None, **options: Any) -> None:
 
 @click.group()
 def classroom50() -> None:
-    """Classroom 50: grading in GitHub Actions of your organisation.
-
-    \b
-    An assignment's autograder.py grades the visible checks of the course's candidate kit:
-    feedback, since the candidate's code runs in the job that publishes their score. Grade for
-    credit with the full course where candidates do not control the machine. See
-    docs/classroom50.md.
-    """
+    """Classroom 50: an assignment's autograder.py runs the kit's visible checks, as feedback
+    (the candidate's code runs in the job that publishes the score); grade for credit where
+    candidates do not control the machine. See docs/classroom50.md."""
 
 
 @classroom50.command("init")
 @click.argument("folder", type=FOLDER)
-@click.option("--grader-url", required=True, help="Git URL of this grader, installed by pip.")
-@click.option("--ref", default=None, help="Branch or tag of the grader to use.")
-@click.option("--python", "python_version", default="3.11", show_default=True)
-@click.option("--problem", "problems", multiple=True, help="Set only these problems.")
-@click.option("--force", is_flag=True, help="Replace an existing autograder.py and kit.")
+@option("--grader-url", required=True, help="Git URL of this grader, installed by pip.")
+@option("--ref", help="Branch or tag of the grader to use.")
+@option("--python", "python_version", default="3.11", show_default=True)
+@option("--problem", "problems", multiple=True, help="Set only these problems.")
+@option("--force", is_flag=True, help="Replace an existing autograder.py and kit.")
 @course_option
 def classroom50_init(folder: Path, course: Path | None, **options: Any) -> None:
     """Write FOLDER/autograder.py, the course's candidate kit beside it and FOLDER/runtime.json
@@ -72,17 +67,16 @@ def classroom50_init(folder: Path, course: Path | None, **options: Any) -> None:
 
 
 @classroom50.command("run")
-@click.argument("checkout", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--out", "out_dir", type=FOLDER, required=True, help="Where the results go.")
-@click.option("--user", default=None, help="Run the candidate's code as this account.")
+@click.argument("checkout", type=EXISTING)
+@option("--out", "out_dir", type=FOLDER, required=True, help="Where the results go.")
+@option("--user", help="Run the candidate's code as this account.")
 @course_option
-def classroom50_run(checkout: Path, out_dir: Path, user: str | None, course: Path | None) -> None:
+def classroom50_run(checkout: Path, course: Path | None, **options: Any) -> None:
     """Grade CHECKOUT inside Classroom 50's runner (what autograder.py calls): the problem files
     at its top or in one folder of it."""
-    report = api.classroom50_run(checkout, out_dir=out_dir, user=user, course_path=course)
+    report = api.classroom50_run(checkout, course_path=course, **options)
     click.echo(f"graded {checkout}: {report.total:g}/{report.max_total:g}")
-    if report.grader_fault:
-        sys.exit(2)
+    sys.exit(2 if report.grader_fault else 0)
 
 
 @click.group()

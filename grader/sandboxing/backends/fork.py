@@ -60,9 +60,7 @@ class ForkBackend:
     isolation = Isolation.process
 
     def __init__(self, ready: bool = False) -> None:
-        if ready:
-            import torch  # noqa: F401  (once, before the fork: the worker inherits it)
-        self._ready = fork_worker() if ready else None
+        self._ready = fork_worker() if ready and torch_imported() else None
 
     def describe(self) -> dict[str, str]:
         import torch  # imported once grading needs it: a course read without it says so
@@ -99,6 +97,16 @@ class ForkBackend:
             wall_seconds=time.monotonic() - start,
             stderr=text,
         )
+
+
+def torch_imported() -> bool:
+    """Import torch once, before the fork, for the worker to inherit; False where it is not
+    installed (the course, read with its checks, then says what to install)."""
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def fork_worker() -> Forked:
