@@ -24,6 +24,7 @@ from grader.errors import GraderError
 from grader.outputs import FORMATS, Options, parse_formats, read_reports, write_outputs
 from grader.reports.junit import SuiteBy
 from grader.reports.models import SubmissionReport, json_schema, write_report
+from grader.reports.similarity import Similarity, similarity_schema, write_pairs
 from grader.resume import stale_warning
 from grader.sandboxing.backends.base import BackendName, Isolation, LimitOverrides, batch_limits
 from grader.sandboxing.backends.select import make_backend
@@ -139,9 +140,9 @@ def authoring_guide() -> str:
     return guide()
 
 
-def report_schema() -> dict[str, Any]:
-    """The JSON schema of a submission report."""
-    return json_schema()
+def report_schema(kind: str = "report") -> dict[str, Any]:
+    """The JSON schema of a submission report, or (`similarity`) of `similarity.json`."""
+    return similarity_schema() if kind == "similarity" else json_schema()
 
 
 # -- candidates
@@ -250,7 +251,12 @@ def grade(
         listener.warn("a candidate kit: grading its visible checks only (feedback, not credit)")
     reports = grade_path(found.catalog, path, out_dir, settings, problems, listener)
     shown = reveal_after_due(reveal, found.course)
-    render(reports, formats, out_dir, shown, junit_by, listener.note, listener.wrote)
+    compared = None
+    if "html" in formats:  # the class report shows the class's similar pairs
+        from grader.similarity.compare import compare_class
+
+        compared = compare_class(path, found.catalog, problems)
+    render(reports, formats, out_dir, shown, junit_by, listener.note, listener.wrote, compared)
     numbers = {p.spec.id: p.spec.number for p in found.catalog.problems.values()}
     return Graded(reports, numbers, found.catalog.is_kit)
 
@@ -291,6 +297,31 @@ def report(
     return reports
 
 
+def similarity(
+    path: Path,
+    *,
+    out_dir: Path | None = None,
+    course_path: Path | None = None,
+    problems: Sequence[str] = (),
+) -> Similarity:
+    """The pairs of submissions in `path` (what `grade` reads) ranked by similarity per problem,
+    those a person should look at flagged; with `out_dir`, also written to its
+    `similarity.json`. It ranks pairs: it changes no score."""
+    from grader.similarity.compare import compare_class
+
+    compared = compare_class(path, course(course_path, checked=False).catalog, problems)
+    if out_dir is not None:
+        write_pairs(compared.pairs, out_dir)
+    return compared
+
+
+def similarity_lines(compared: Similarity, top: int = 5) -> list[str]:
+    """Each problem's most similar pairs, flagged ones marked, then what was left out."""
+    from grader.reports.similarity import summary_lines
+
+    return summary_lines(compared, top)
+
+
 def validate(
     course_path: Path | None = None,
     *,
@@ -323,10 +354,12 @@ def render(
     junit_by: SuiteBy = "submission",
     echo: Callable[[str], None] = print,
     wrote: Callable[[str], None] = lambda _path: None,
+    similarity: Similarity | None = None,
 ) -> list[str]:
     """Write the gradebook CSV and every other chosen format into `out_dir`; what was written.
-    `echo` prints what a format writes to the terminal (the Classroom result line)."""
-    options = Options(out_dir, reveal_after_due, junit_by, echo=echo)
+    `echo` prints what a format writes to the terminal (the Classroom result line);
+    `similarity`, the class compared, goes into the HTML class report."""
+    options = Options(out_dir, reveal_after_due, junit_by, echo=echo, similarity=similarity)
     written = write_outputs(reports, ["csv", *formats], options)
     for path in written:
         wrote(path)

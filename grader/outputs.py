@@ -25,6 +25,7 @@ from grader.reports.junit import SuiteBy, render_junit
 from grader.reports.markdown import candidate_feedback, class_summary
 from grader.reports.models import SubmissionReport, read_report
 from grader.reports.redact import candidate_view
+from grader.reports.similarity import Similarity
 
 
 @dataclass
@@ -34,6 +35,7 @@ class Options:
     junit_by: SuiteBy = "submission"
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     echo: Callable[[str], None] = print
+    similarity: Similarity | None = None  # the class compared, for the HTML class report
 
 
 def write_text(path: Path, text: str) -> str:
@@ -63,7 +65,8 @@ def write_markdown(reports: list[SubmissionReport], opts: Options) -> list[str]:
 
 def write_html(reports: list[SubmissionReport], opts: Options) -> list[str]:
     """The class report, and each candidate's feedback as a page of its own."""
-    written = [write_text(opts.out_dir / "report.html", render_html(reports))]
+    class_report = render_html(reports, similarity=opts.similarity)
+    written = [write_text(opts.out_dir / "report.html", class_report)]
     for report in reports:
         view = candidate_view(report, opts.reveal_after_due)
         page = render_feedback_html(view)

@@ -143,8 +143,7 @@ def validate_problems(
             (problem, "reference", "reference", problem.reference_file, None),
             (problem, "starter", "starter", problem.folder / "starter.py", None),
         ]
-        accepted = sorted((problem.folder / "accepted").glob("*.py"))
-        entries += [(problem, "accepted", p.stem, p, None) for p in accepted]
+        entries += [(problem, "accepted", p.stem, p, None) for p in problem.accepted]
         entries += [(problem, "mutant", m.path.stem, m.path, m) for m in mutants_of(problem)]
     root = Path(tempfile.mkdtemp(prefix="grader-validate-"))
     try:

@@ -177,3 +177,36 @@ def test_report_and_feedback_on_a_phone(tmp_path: Path) -> None:
     with Image.open(shot) as image:
         assert inked(image, (0, 0, PHONE, HEIGHT)) > 0.03  # drawn, not blank
         assert inked(image, (PHONE + 2, 0, NARROWEST, HEIGHT)) < 0.001  # and only in the frame
+
+
+def test_similar_pairs_side_by_side_in_chromium(tmp_path: Path) -> None:
+    """The similarity section: each pair's two submissions in two columns that fit the window,
+    the matching lines marked; the page never scrolls sideways."""
+    from grader import api
+    from grader.reports.similarity_html import similarity_section
+    from tests.similarity_class import copied_class, write_class
+
+    students, _ = copied_class()
+    folder = write_class(students, tmp_path / "class")
+    compared = api.similarity(folder, problems=["multi_head_attention"])
+    page = tmp_path / "similarity.html"
+    page.write_text(html_page(similarity_section(compared)), encoding="utf-8")
+    shot = tmp_path / "similarity.png"
+    browse(page, tmp_path / "profile", f"--screenshot={shot}")
+    with Image.open(shot) as image:
+        rgb = image.convert("RGB")
+        rows = range(400, HEIGHT, 20)
+        marked = [x for x in range(0, WIDTH, 8) if any(rgb.getpixel((x, y)) == HIT for y in rows)]
+    assert marked and min(marked) < WIDTH // 2 < max(marked), "both columns mark their matches"
+    assert max(marked) < WIDTH, marked
+    layout = measure(page, tmp_path / "probe")
+    assert layout["page"] <= layout["viewport"], layout["cut"]
+
+
+HIT = (255, 224, 138)  # the background of a matching line
+
+
+def html_page(parts: list[str]) -> str:
+    from grader.reports.html import page
+
+    return page("Similarity", parts)

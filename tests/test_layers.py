@@ -26,6 +26,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("grader.courses",),  # the catalog: specs bound to their checks
     ("grader.grade", "grader.resume", "grader.selfcheck", "grader.validate"),
     ("grader.platforms",),
+    ("grader.similarity",),  # a class compared: reads its batch as grade does
     ("grader.outputs",),
     ("grader.shards", "grader.batch"),
     ("grader.api",),

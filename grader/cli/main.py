@@ -185,9 +185,25 @@ def checks() -> None:
 
 
 @cli.command()
-def schema() -> None:
-    """Print the JSON schema of a submission report."""
-    click.echo(json.dumps(api.report_schema(), indent=2))
+@click.argument("kind", type=click.Choice(["report", "similarity"]), default="report")
+def schema(kind: str) -> None:
+    """Print the JSON schema of a submission report, or of similarity.json."""
+    click.echo(json.dumps(api.report_schema(kind), indent=2))
+
+
+@cli.command()
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option("--out", "out_dir", type=FOLDER, help="Also write DIR/similarity.json.")
+@click.option("--problem", "problems", multiple=True, help="Only these problems.")
+@course_option
+def similarity(
+    path: Path, out_dir: Path | None, problems: tuple[str, ...], course: Path | None
+) -> None:
+    """Rank the pairs of submissions in PATH (what `grade` reads) by similarity, per problem,
+    flagging those to look at. The starter's code is discounted, the class is its own yardstick;
+    no score changes."""
+    compared = api.similarity(path, out_dir=out_dir, course_path=course, problems=problems)
+    click.echo("\n".join(api.similarity_lines(compared)))
 
 
 for group in (classroom, classroom50, gradescope, sandbox):

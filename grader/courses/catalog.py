@@ -79,6 +79,11 @@ class Problem:
     def starter(self) -> str:
         return (self.folder / "starter.py").read_text(encoding="utf-8")
 
+    @property
+    def accepted(self) -> list[Path]:
+        """The accepted solutions: other ways to full marks than the reference."""
+        return sorted((self.folder / "accepted").glob("*.py"))
+
 
 def load_problem(folder: Path, checked: bool = True) -> Problem:
     """One problem folder: its spec (`checked` against the library and its own `checks.py`),

@@ -14,6 +14,8 @@ from grader.reports.models import (
 )
 from grader.reports.plots import attention_pattern, problem_outcomes, totals_histogram
 from grader.reports.safe import html as escape
+from grader.reports.similarity import Similarity
+from grader.reports.similarity_html import similarity_section
 from grader.reports.stats import CheckStats, ClassStats, FailureStats, class_stats, problem_ids
 from grader.reports.text import absence_notes, check_details, fraction, num, problem_note
 
@@ -66,8 +68,13 @@ FAILURES = 12  # failures listed among the most common
 NAMES_SHOWN = 8  # submissions named on a failure's row
 
 
-def render_html(reports: list[SubmissionReport], title: str = "Class report") -> str:
-    """The instructor's report: one file, no external assets."""
+def render_html(
+    reports: list[SubmissionReport],
+    title: str = "Class report",
+    similarity: Similarity | None = None,
+) -> str:
+    """The instructor's report: one file, no external assets; with `similarity`, the class's
+    similar pairs too."""
     stats = class_stats(reports)
     body = [
         f"<h1>{escape(title)}</h1>",
@@ -90,6 +97,7 @@ def render_html(reports: list[SubmissionReport], title: str = "Class report") ->
         hardest_checks(stats.checks),
         "<h3>Every check</h3>",
         *(problem_checks(problem, stats.checks) for problem in problem_ids(reports)),
+        *similarity_section(similarity),
         '<h2 id="details">Each submission</h2>',
         *(submission_details(index, r) for index, r in enumerate(reports)),
     ]

@@ -1,0 +1,101 @@
+"""Pairs of a problem's documents scored from an inverted index of their fingerprints, and judged
+against the class's own distribution of scores for that problem.
+
+A fingerprint weighs what it tells: log(N / df), N documents of which df hold it; what every
+document holds weighs nothing. The course's code (reference, accepted solutions) is expected: a
+fingerprint of it counts as held by `EXPECTED` of the class more, which lowers the weight it
+adds to a pair (never the document's own). A pair's score is the weight the two share over the
+weight of the lighter one: 1 when one holds all of the other's code. It is flagged where a
+person should look: far above the problem's usual (a robust z-score, against the median and
+the median absolute deviation of every pair's score) and high in itself.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from grader.similarity.fingerprints import Fingerprints
+
+EXPECTED = 0.25
+"""The course's code counts as written by this share of the class as well."""
+FLAG_SCORE = 0.6
+"""The least score flagged: most of the lighter document's unusual code shared."""
+FLAG_Z = 6.0
+"""The least robust z-score flagged."""
+FLAG_CLASS = 8
+"""The fewest submissions of a problem whose pairs make a distribution to judge against: in a
+smaller class nothing is flagged."""
+MIN_SPREAD = 0.05
+"""The least spread (1.4826 MAD) a z-score is taken against: a class of near-identical scores
+does not make a small difference unusual."""
+MAX_SHARED = 0.5
+LARGE_CLASS = 20
+"""In a class this large, fingerprints held by more than `MAX_SHARED` of it weigh nothing
+(instead of under log 2): the index skips them, keeping pairs out of a quadratic blow-up."""
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A pair of documents (by index), its score and robust z-score."""
+
+    a: int
+    b: int
+    score: float
+    z: float
+
+    @property
+    def flagged(self) -> bool:
+        return self.score >= FLAG_SCORE and self.z >= FLAG_Z
+
+
+def weight(held: float, total: float) -> float:
+    """What a fingerprint held by `held` of `total` documents weighs."""
+    if not held or (total >= LARGE_CLASS and held > MAX_SHARED * total):
+        return 0.0
+    return max(0.0, math.log(total / held))
+
+
+def score_pairs(documents: Sequence[Fingerprints], expected: Collection[int]) -> list[Scored]:
+    """Every pair of documents that shares a fingerprint worth anything, most similar first;
+    pairs left out score 0 (they count in the distribution all the same)."""
+    count = len(documents)
+    postings: dict[int, list[int]] = defaultdict(list)
+    for index, prints in enumerate(documents):
+        for value in prints:
+            postings[value].append(index)
+    extra = EXPECTED * count
+
+    def shared_weight(value: int, held: int) -> float:
+        plain = weight(held, count)
+        return min(plain, weight(held + extra, count + extra)) if value in expected else plain
+
+    mass = [sum(weight(len(postings[v]), count) for v in prints) for prints in documents]
+    shared: dict[tuple[int, int], float] = defaultdict(float)
+    for value, holders in postings.items():
+        adds = shared_weight(value, len(holders)) if len(holders) > 1 else 0.0
+        if adds > 0:
+            for i, a in enumerate(holders):
+                for b in holders[i + 1 :]:
+                    shared[a, b] += adds
+    scores = {
+        pair: min(1.0, total / lighter)
+        for pair, total in shared.items()
+        if (lighter := min(mass[pair[0]], mass[pair[1]])) > 0
+    }
+    zeros = count * (count - 1) // 2 - len(scores)
+    every = np.concatenate([np.fromiter(scores.values(), float), np.zeros(max(zeros, 0))])
+    middle = float(np.median(every)) if every.size else 0.0
+    spread = (
+        max(1.4826 * float(np.median(np.abs(every - middle))), MIN_SPREAD)
+        if every.size
+        else MIN_SPREAD
+    )
+    if count < FLAG_CLASS:
+        middle = math.inf  # no z-score flags a pair
+    ranked = [Scored(a, b, s, (s - middle) / spread) for (a, b), s in scores.items() if s > 0]
+    return sorted(ranked, key=lambda p: (-p.score, p.a, p.b))

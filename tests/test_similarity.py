@@ -1,0 +1,163 @@
+"""Similarity across a class: disguised copies rank above every honest pair of their problem,
+and no honest pair is flagged; hostile bytes never stop the comparison."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from itertools import combinations
+from pathlib import Path
+
+import pytest
+
+from grader import api
+from grader.reports.html import render_html
+from grader.reports.similarity import PAIRS, Similarity, SimilarPair
+from tests.class_reports import realistic_class
+from tests.similarity_class import copied_class, honest_class, write_class
+from tests.similarity_disguises import DISGUISES, everything
+
+
+@pytest.fixture(scope="module")
+def compared(tmp_path_factory: pytest.TempPathFactory) -> tuple[Similarity, dict[str, str]]:
+    students, originals = copied_class()
+    folder = write_class(students, tmp_path_factory.mktemp("class"))
+    return api.similarity(folder, out_dir=folder / "out"), originals
+
+
+def origin(name: str, originals: dict[str, str]) -> str:
+    return originals.get(name, name)
+
+
+def by_problem(pairs: list[SimilarPair]) -> dict[str, list[SimilarPair]]:
+    found: dict[str, list[SimilarPair]] = {}
+    for pair in pairs:
+        found.setdefault(pair.problem, []).append(pair)
+    return found
+
+
+def test_every_copy_ranks_above_every_honest_pair(
+    compared: tuple[Similarity, dict[str, str]],
+) -> None:
+    result, originals = compared
+    problems = by_problem(result.pairs)
+    assert len(problems) == 11
+    for problem, pairs in problems.items():
+        scores = {(p.a, p.b): p.score for p in pairs}
+        names = sorted({n for p in pairs for n in (p.a, p.b)})
+        copies: list[tuple[float, str, str]] = []
+        honest: list[tuple[float, str, str]] = []
+        for a, b in combinations(names, 2):
+            score = scores.get((a, b), scores.get((b, a), 0.0))
+            same = origin(a, originals) == origin(b, originals)
+            (copies if same else honest).append((score, a, b))
+        assert min(copies) > max(honest), (problem, min(copies), max(honest))
+
+
+def test_no_honest_pair_is_flagged_and_copies_of_longer_code_are(
+    compared: tuple[Similarity, dict[str, str]],
+) -> None:
+    result, originals = compared
+    for pair in result.pairs:
+        same = origin(pair.a, originals) == origin(pair.b, originals)
+        assert pair.flagged <= same, pair
+    flagged = {(p.problem, p.a, p.b) for p in result.pairs if p.flagged}
+    assert len(flagged) >= 40, sorted(flagged)  # of the 11 problems' 9 copy pairs each
+
+
+def test_the_pairs_are_written_most_similar_first_with_their_schema(
+    compared: tuple[Similarity, dict[str, str]], tmp_path: Path
+) -> None:
+    result, _ = compared
+    folder = write_class({"a": {"split_heads.py": "x = 1\n"}}, tmp_path)
+    api.similarity(folder, out_dir=tmp_path / "out")
+    assert PAIRS.validate_json((tmp_path / "out" / "similarity.json").read_bytes()) == []
+    for pairs in by_problem(result.pairs).values():
+        assert [p.score for p in pairs] == sorted((p.score for p in pairs), reverse=True)
+    schema = api.report_schema("similarity")
+    assert schema["type"] == "array"
+    fields = schema["$defs"]["SimilarPair"]["required"]
+    assert set(fields) == {"problem", "a", "b", "score", "flagged"}
+
+
+def test_the_honest_class_alone_has_nothing_flagged(tmp_path: Path) -> None:
+    result = api.similarity(write_class(honest_class(), tmp_path))
+    assert not [p for p in result.pairs if p.flagged]
+
+
+@pytest.mark.parametrize("disguise", [*DISGUISES, "everything"])
+def test_each_disguise_keeps_a_copy_close(disguise: str, tmp_path: Path) -> None:
+    students, _ = copied_class()
+    students["copy"] = DISGUISES.get(disguise, everything)(students["compact"])
+    result = api.similarity(write_class(students, tmp_path), problems=["multi_head_attention"])
+    (pair,) = [p for p in result.pairs if {p.a, p.b} == {"copy", "compact"}]
+    assert pair.score > 0.8 and pair.flagged
+
+
+def test_hostile_files_are_left_out_with_a_note(tmp_path: Path) -> None:
+    students = honest_class()
+    folder = write_class(students, tmp_path / "class")
+    odd = folder / "odd"
+    odd.mkdir()
+    (odd / "split_heads.py").write_bytes(b"\x00\x01binary")
+    (odd / "self_attention.py").write_bytes("x = 'caf\xe9'\n".encode("latin-1"))
+    (odd / "causal_attention.py").write_text("x = (" * 5000 + ")" * 5000)
+    (odd / "mha_wrapper.py").write_text("def broken(:\n")
+    (odd / "multi_head_attention.py").write_bytes(b"#" * (2 << 20))
+    (odd / "mha_by_loop.py").symlink_to("/etc/passwd")
+    (odd / "helper.py").write_text("import helper\nfrom helper import *\n")
+    (odd / "fused_qkv_attention.py").write_text("import helper\n" + "[" * 200 + "]" * 200)
+    result = api.similarity(folder)
+    notes = "\n".join(result.notes)
+    for left_out in ("split_heads.py: binary", "self_attention.py: not UTF-8", "mha_by_loop.py"):
+        assert left_out in notes
+    assert "multi_head_attention.py" in notes  # over the staging limit per file
+
+
+def test_zips_and_notebooks_are_read_as_grade_reads_them(tmp_path: Path) -> None:
+    students = honest_class()
+    students["copy"] = everything(students["compact"])
+    folder = write_class(students, tmp_path / "class")
+    zips = tmp_path / "zips"
+    zips.mkdir()
+    for name in students:
+        if name == "loops":
+            continue
+        with zipfile.ZipFile(zips / f"{name}.zip", "w") as archive:
+            for file in (folder / name).iterdir():
+                archive.write(file, file.name)
+    code = (folder / "loops" / "self_attention.py").read_text()
+    cell = {"cell_type": "code", "source": code, "metadata": {}, "outputs": []}
+    notebook = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (zips / "loops").mkdir()
+    (zips / "loops" / "self_attention.ipynb").write_text(json.dumps(notebook))
+    result = by_problem(api.similarity(zips).pairs)
+    assert {result["flash_attention"][0].a, result["flash_attention"][0].b} == {"compact", "copy"}
+    assert any("loops" in (p.a, p.b) for p in result["self_attention"])
+
+
+def test_the_class_report_shows_the_pairs_side_by_side(
+    compared: tuple[Similarity, dict[str, str]],
+) -> None:
+    result, _ = compared
+    reports = realistic_class()
+    assert 'id="similarity"' not in render_html(reports)
+    page = render_html(reports, similarity=result)
+    assert page.count('<details class="pair-view" open>') >= 11
+    assert '<span class="hit">' in page and "moved_copy_of_loops" in page
+
+
+def test_the_command_prints_the_ranking_and_writes_the_pairs(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from grader.cli.main import cli
+
+    students, _ = copied_class()
+    folder = write_class(students, tmp_path / "class")
+    out = tmp_path / "out"
+    done = CliRunner().invoke(cli, ["similarity", str(folder), "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    assert "FLAGGED" in done.output and "pair(s) flagged" in done.output
+    assert PAIRS.validate_json((out / "similarity.json").read_bytes())
+    schema = CliRunner().invoke(cli, ["schema", "similarity"])
+    assert json.loads(schema.output)["type"] == "array"
