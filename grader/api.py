@@ -140,9 +140,16 @@ def authoring_guide() -> str:
     return guide()
 
 
+SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
+    "report": json_schema,
+    "similarity": similarity_schema,
+}
+"""The JSON schemas published: a submission report's, and `similarity.json`'s."""
+
+
 def report_schema(kind: str = "report") -> dict[str, Any]:
     """The JSON schema of a submission report, or (`similarity`) of `similarity.json`."""
-    return similarity_schema() if kind == "similarity" else json_schema()
+    return SCHEMAS[kind]()
 
 
 # -- candidates

@@ -185,7 +185,7 @@ def checks() -> None:
 
 
 @cli.command()
-@click.argument("kind", type=click.Choice(["report", "similarity"]), default="report")
+@click.argument("kind", type=click.Choice(list(api.SCHEMAS)), default="report")
 def schema(kind: str) -> None:
     """Print the JSON schema of a submission report, or of similarity.json."""
     click.echo(json.dumps(api.report_schema(kind), indent=2))
@@ -193,16 +193,14 @@ def schema(kind: str) -> None:
 
 @cli.command()
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
-@click.option("--out", "out_dir", type=FOLDER, help="Also write DIR/similarity.json.")
-@click.option("--problem", "problems", multiple=True, help="Only these problems.")
+@option("--out", "out_dir", type=FOLDER, help="Also write DIR/similarity.json.")
+@option("--problem", "problems", multiple=True, help="Only these problems.")
 @course_option
-def similarity(
-    path: Path, out_dir: Path | None, problems: tuple[str, ...], course: Path | None
-) -> None:
+def similarity(path: Path, course: Path | None, **options: Any) -> None:
     """Rank the pairs of submissions in PATH (what `grade` reads) by similarity, per problem,
     flagging those to look at. The starter's code is discounted, the class is its own yardstick;
     no score changes."""
-    compared = api.similarity(path, out_dir=out_dir, course_path=course, problems=problems)
+    compared = api.similarity(path, course_path=course, **options)
     click.echo("\n".join(api.similarity_lines(compared)))
 
 
