@@ -68,6 +68,7 @@ class Grader:
         limit_overrides: LimitOverrides | None = None,
     ) -> None:
         self.problems = problems
+        self.entries = {p.spec.entry for p in catalog.problems.values()}  # the course's files
         self.backend = backend
         self.seed = seed
         self.overrides = limit_overrides or LimitOverrides()
@@ -260,7 +261,7 @@ class Grader:
             message = f"no {entry} found: {staged.unread}"
         else:
             found = [display(path) for path in staged.sources] + staged.others
-            near = missing_file(entry, found)
+            near = missing_file(entry, found, self.entries)
             message = f"no {entry} in the submission" + (f": {near}" if near else "")
         return unscored(problem, ProblemStatus.not_attempted, message)
 

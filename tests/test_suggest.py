@@ -53,6 +53,15 @@ def test_a_file_gets_its_rename_move_or_export() -> None:
     assert missing_file("mha_wrapper.py", found) is None
 
 
+def test_another_problem_s_file_is_never_a_near_miss() -> None:
+    """causal_self_attention.py is as alike to causal_attention.py as a typo, but it is problem
+    9's: renaming it would lose that problem."""
+    found = ["causal_self_attention.py"]
+    assert "rename" in str(missing_file("causal_attention.py", found))
+    taken = {"causal_attention.py", "causal_self_attention.py"}
+    assert missing_file("causal_attention.py", found, taken) is None
+
+
 @pytest.mark.parametrize(
     ("files", "hint"),
     [

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import difflib
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from grader.sandboxing.bindings import bound, top_level
 from grader.verdict.checks.scope import SourceFile, Sources
@@ -55,13 +55,13 @@ def listed(names: list[str]) -> str:
     return ", ".join(cut(n) for n in names[:SHOWN]) + more
 
 
-def missing_file(entry: str, found: Iterable[str]) -> str | None:
+def missing_file(entry: str, found: Iterable[str], taken: Collection[str] = ()) -> str | None:
     """What to do when `entry` is not in the submission but `found` (its files, by relative
     path) holds a near miss: rename it, move it to the top folder, or save a notebook as
-    Python."""
+    Python. A file named as another problem's (`taken`) is that problem's, never a near miss."""
     for path in found:
         name = path.rsplit("/", 1)[-1]
-        if not alike(entry, name):
+        if not alike(entry, name) or (name in taken and name != entry):
             continue
         if name.lower().endswith(NOTEBOOK):
             return (
