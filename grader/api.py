@@ -23,7 +23,7 @@ from grader.courses.course import OpenCourse, open_course, read_course
 from grader.errors import GraderError
 from grader.outputs import FORMATS, Options, parse_formats, read_reports, write_outputs
 from grader.reports.junit import SuiteBy
-from grader.reports.models import SubmissionReport, json_schema, write_report
+from grader.reports.models import ProblemStatus, SubmissionReport, json_schema, write_report
 from grader.reports.similarity import Similarity, similarity_schema, write_pairs
 from grader.resume import stale_warning
 from grader.sandboxing.backends.base import BackendName, Isolation, LimitOverrides, batch_limits
@@ -436,22 +436,31 @@ def classroom50_init(
     found = course(course_path, full=True)
     if problems:
         found = replace(found, catalog=Catalog.of(found.catalog.select(list(problems))))
-    prepare_folder(folder, force)
+    prepare_folder(folder, force, python_version)
     kit = write_kit(found, folder / KIT)
     script, runtime = write_autograder(folder, requirement(grader_url, ref), python_version)
     return Classroom50Assignment(script, kit, runtime)
 
 
 def classroom50_run(
-    checkout: Path, *, out_dir: Path, user: str | None = None, course_path: Path | None = None
+    checkout: Path,
+    *,
+    out_dir: Path,
+    user: str | None = None,
+    course_path: Path | None = None,
+    on_fault: Callable[[str], None] = lambda _line: None,
 ) -> SubmissionReport:
     """Grade a student's checkout inside Classroom 50's runner: its report, result.json and
-    release-body.md in `out_dir` (and `status`, `summary` to $GITHUB_OUTPUT)."""
+    release-body.md in `out_dir` (and `status`, `summary` to $GITHUB_OUTPUT); what went wrong
+    on the grader's side, line by line to `on_fault` (the job's log: no Release is published)."""
     from grader.platforms.classroom50.run import run_classroom50
 
     report = run_classroom50(checkout, user, course(course_path).catalog)
     write_report(report, out_dir)
     render([report], ["classroom50"], out_dir)
+    for problem in report.problems:
+        if problem.status is ProblemStatus.grader_error:
+            on_fault(f"grader error on {problem.problem}: {problem.message}")
     return report
 
 

@@ -150,6 +150,8 @@ def test_init_writes_the_autograder_its_kit_and_runtime(tmp_path: Path) -> None:
     assert run(*args, "--force")[0] == 0
     assert len(list((folder / "kit" / "problems").iterdir())) == 11  # the whole course
     assert run(*args, "--force", "--problem", "no_such_problem")[0] != 0
+    assert "slug" in run(*args[:2], str(tmp_path / "Attention_Week1"), *args[3:])[1]
+    assert "version" in run(*args, "--force", "--python", "bad version!")[1]
 
 
 def checkout(case: str, folder: Path) -> Path:

@@ -54,8 +54,8 @@ def classroom50() -> None:
 @click.argument("folder", type=FOLDER)
 @option("--grader-url", required=True, help="Git URL of this grader, installed by pip.")
 @option("--ref", help="Branch or tag of the grader to use.")
-@option("--python", "python_version", default="3.11", show_default=True)
-@option("--problem", "problems", multiple=True, help="Set only these problems.")
+@option("--python", "python_version", default="3.11", show_default=True, help="The runner's.")
+@option("--problem", "problems", multiple=True, help="Set only these problems (by id).")
 @option("--force", is_flag=True, help="Replace an existing autograder.py and kit.")
 @course_option
 def classroom50_init(folder: Path, course: Path | None, **options: Any) -> None:
@@ -74,7 +74,7 @@ def classroom50_init(folder: Path, course: Path | None, **options: Any) -> None:
 def classroom50_run(checkout: Path, course: Path | None, **options: Any) -> None:
     """Grade CHECKOUT inside Classroom 50's runner (what autograder.py calls): the problem files
     at its top or in one folder of it."""
-    report = api.classroom50_run(checkout, course_path=course, **options)
+    report = api.classroom50_run(checkout, course_path=course, on_fault=echo_err, **options)
     click.echo(f"graded {checkout}: {report.total:g}/{report.max_total:g}")
     sys.exit(2 if report.grader_fault else 0)
 

@@ -11,6 +11,7 @@ reference solution.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -86,6 +87,8 @@ def install(root, scratch):
     (root's, outside the job's home, when the candidate's code runs as another account)."""
     given = os.environ.get("GRADER_PYTHON")
     if given:
+        if not (os.path.isfile(given) and os.access(given, os.X_OK)):
+            raise OSError(f"GRADER_PYTHON={given} is not a Python this job can run")
         return given
     prefix = root if root is not None else []
     venv = Path("/opt/attention-grader") if root is not None else scratch / "venv"
@@ -176,9 +179,22 @@ def runtime_block(python: str) -> dict[str, Any]:
     return {"runs-on": "ubuntu-latest", "python": python}
 
 
-def prepare_folder(folder: Path, force: bool) -> None:
+SLUG = re.compile(r"[a-z0-9][a-z0-9-]{1,38}")
+"""An assignment's slug, as Classroom 50's assignments schema allows it."""
+PYTHON = re.compile(r"3\.\d{1,2}")
+
+
+def prepare_folder(folder: Path, force: bool, python: str) -> None:
     """Make the assignment's folder ready for a new autograder: refused where one is, unless
-    `force` (then its autograder.py, kit and runtime.json go)."""
+    `force` (then its autograder.py, kit and runtime.json go), or where Classroom 50 would not
+    take its name (the slug) or the runtime's Python."""
+    if not SLUG.fullmatch(folder.name):
+        raise GraderError(
+            f"{folder.name!r} is not an assignment slug Classroom 50 takes (lower-case letters, "
+            "digits and '-', 2 to 39 characters): give <classroom>/autograders/<slug>"
+        )
+    if not PYTHON.fullmatch(python):
+        raise GraderError(f"--python {python!r}: give a version such as 3.11")
     if folder.exists() and not folder.is_dir():
         raise GraderError(f"{folder} is not a folder: give <classroom>/autograders/<slug>")
     if (folder / AUTOGRADER).exists() and not force:

@@ -152,13 +152,23 @@ def release_body(view: SubmissionReport, result: dict[str, Any]) -> str:
         lines += [f"Points are counted in parts: {parts} parts make one point.", ""]
     runs_as = view.run.environment.get("runs_as")
     if runs_as:
-        account = markdown(runs_as)
-        lines += [f"Your code ran on the {view.run.backend} backend, as {account}: no sandbox.", ""]
+        lines += [ran_as(runs_as.split(" (")[0]), ""]
     body = "\n".join(lines) + "\n" + inert(candidate_feedback(view))
     if len(body) <= MAX_BODY_CHARS:
         return body
     cut = body[:MAX_BODY_CHARS].rsplit("\n", 1)[0]
     return f"{cut}\n\n(The feedback is cut here: it is longer than a Release can show.)\n"
+
+
+def ran_as(account: str) -> str:
+    """How the candidate's code ran: as the job's own user (no sandbox), or as an account of
+    its own, apart from the grader (the local backend's `runs_as`, without its rlimits)."""
+    if account == "the grader's":
+        return "Your code ran as this job's own user, with limits on its time and memory."
+    return (
+        f"Your code ran as the account {markdown(account)}, with limits on its time and memory, "
+        "apart from the grader."
+    )
 
 
 def inert(text: str) -> str:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader.courses.catalog import Catalog
+from grader.courses.catalog import Catalog, Problem
 from grader.grade import Grader
 from grader.platforms.upload import locate
 from grader.reports.models import SubmissionReport
 from grader.sandboxing.backends.local import LocalBackend
+from grader.selfcheck import shown_visibilities, unseen_checks
 from grader.verdict.plan import draw_seed
 
 KIT_NOTE = "graded on the visible checks only: feedback, not your grade for credit"
@@ -27,5 +28,14 @@ def run_classroom50(checkout: Path, user: str | None, catalog: Catalog) -> Submi
     problems = list(catalog.problems.values())
     with Grader(catalog, problems, LocalBackend(user), draw_seed(catalog.seed)) as grader:
         report = grader.grade(located.folder or checkout, name=checkout.resolve().name)
-    notes = (report.message, located.note, KIT_NOTE if catalog.is_kit else "")
+    notes = (report.message, located.note, kit_note(problems) if catalog.is_kit else "")
     return report.model_copy(update={"message": "; ".join(n for n in notes if n)})
+
+
+def kit_note(problems: list[Problem]) -> str:
+    """What a kit's grading leaves out: the hidden checks, counted and worth what, if any."""
+    unseen = unseen_checks(problems, shown_visibilities(False)).values()
+    count, points = sum(c for c, _ in unseen), sum(p for _, p in unseen)
+    if not count:
+        return KIT_NOTE
+    return f"{KIT_NOTE} ({count} hidden check(s) worth {points:g} point(s) are not run here)"
