@@ -306,8 +306,12 @@ def test_a_scaffolded_problem_validates_in_a_new_course(tmp_path: Path) -> None:
     run("new", "scaled_layer", "--module", "--course", str(course))
     spec = (course / "problems" / "scaled_layer" / "spec.toml").read_text()
     assert 'kind = "module"' in spec and 'symbols = ["ScaledLayer"]' in spec
+    assert "number = 2" in spec  # the next one: two problems never share a number
     out = run("validate", "scaled_layer", "--course", str(course), "--jobs", "2")
     assert "4 passed, 0 failed (1 problems, 1 mutants)" in out
+    spec_file = course / "problems" / "scaled_layer" / "spec.toml"
+    spec_file.write_text(spec.replace("number = 2", "number = 1"))
+    assert "number: 1 is also scaled's" in run("problems", "--course", str(course), ok=(2,))
 
 
 def test_the_gradescope_zip_packs_the_full_course(course: Path, tmp_path: Path) -> None:

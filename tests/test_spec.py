@@ -60,6 +60,20 @@ def test_unknown_check_is_rejected_by_the_catalog(tmp_path: Path) -> None:
         Catalog(tmp_path / "problems")
 
 
+@pytest.mark.parametrize(
+    ("names", "said"),
+    [('"torch.softmax"', "give the bare name"), ('"bogus_api_xyz"', "not a name of torch")],
+)
+def test_a_forbidden_name_torch_does_not_have_is_refused(
+    tmp_path: Path, names: str, said: str
+) -> None:
+    """A name the source finder could never match would pass every submission: refused."""
+    text = SHIPPED.read_text().replace('"MultiheadAttention", ', f"{names}, ", 1)
+    copy_problem(tmp_path, text)
+    with pytest.raises(SpecError, match=said):
+        Catalog(tmp_path / "problems")
+
+
 def test_duplicate_check_names_are_rejected(tmp_path: Path) -> None:
     text = SHIPPED.read_text().replace(
         'name = "merge_heads returns a contiguous tensor"', 'name = "no forbidden API"'

@@ -236,6 +236,7 @@ class Catalog:
 
     def add(self, problems: list[Problem]) -> None:
         entries: dict[str, str] = {}
+        numbers: dict[int, str] = {}
         for problem in problems:
             spec = problem.spec
             if spec.entry in entries:
@@ -243,7 +244,12 @@ class Catalog:
                     f"{problem.folder}: its entry file {spec.entry} is also "
                     f"{entries[spec.entry]}'s: a submission could not hold both"
                 )
-            entries[spec.entry] = spec.id
+            if spec.number in numbers:
+                raise SpecError(
+                    f"{problem.folder / 'spec.toml'}: number: {spec.number} is also "
+                    f"{numbers[spec.number]}'s: give each problem its own"
+                )
+            entries[spec.entry], numbers[spec.number] = spec.id, spec.id
             self.problems[spec.id] = problem
 
     def reference_file(self, problem_id: str) -> Path:

@@ -6,9 +6,11 @@ validate` passes on it at once; the instructor then rewrites each file.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
+from grader.compat import tomllib
 from grader.specs.course import CourseError
 from grader.specs.paths import reference_path
 
@@ -21,7 +23,7 @@ name = {name}
 
 SPEC = """\
 id = "{id}"
-number = 1
+number = {number}
 title = "TODO: the problem's title"
 entry = "{id}.py"
 kind = "function"  # or "module": then `init` in each config builds it
@@ -91,7 +93,7 @@ def {symbol}(x):
 
 MODULE_SPEC = """\
 id = "{id}"
-number = 1
+number = {number}
 title = "TODO: the problem's title"
 entry = "{id}.py"
 kind = "module"  # `init` in each config builds it, `args` calls it
@@ -231,7 +233,19 @@ def scaffold(course: Path, problem_id: str, symbol: str = "solve", module: bool 
     )
     paths = {folder / name: template for name, template in zip(names, templates, strict=True)}
     paths[reference_path(folder)] = MODULE_REFERENCE if module else REFERENCE
+    number = next_number(course / "problems")
     for path, template in paths.items():
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(template.format(id=problem_id, symbol=symbol), encoding="utf-8")
+        text = template.format(id=problem_id, symbol=symbol, number=number)
+        path.write_text(text, encoding="utf-8")
     return folder
+
+
+def next_number(problems: Path) -> int:
+    """The number after the highest of the course's problems (1 for the first)."""
+    numbers = [0]
+    for spec in problems.glob("*/spec.toml"):
+        with contextlib.suppress(OSError, ValueError):
+            number = tomllib.loads(spec.read_text(encoding="utf-8")).get("number")
+            numbers += [number] if isinstance(number, int) else []
+    return max(numbers) + 1

@@ -125,7 +125,9 @@ class ProblemSpec(Strict):
     kind: Literal["module", "function"] = Field(description="An nn.Module class, or functions.")
     symbols: list[str] = Field(min_length=1, description="Names the entry file must define.")
     forbidden: list[str] = Field(
-        default_factory=list, description="Attention families refused at run time."
+        default_factory=list,
+        description="Bare torch names `forbidden_api` looks for (`softmax`); attention's among "
+        "them (`scaled_dot_product_attention`, `MultiheadAttention`) are also refused at run time.",
     )
     forbidden_zeroes_problem: bool = Field(True, description="A refused call scores 0.")
     tolerance: dict[Precision, Tolerance] = Field(default_factory=default_tolerance)

@@ -5,6 +5,7 @@ and mistake, read from the models and the library themselves (`grader checks` pr
 from __future__ import annotations
 
 import inspect
+import json
 import types
 from enum import Enum
 from typing import Any, Union, get_args, get_origin
@@ -26,8 +27,9 @@ may say. A course folder holds `course.toml`, `problems/<id>/` (`spec.toml`, `st
 `grader validate --course DIR` proves it.
 
 A mutant (`mutants/*.py`) is headed by one `# expect-fail: CHECK NAME` line per check it must
-fail, and by `# expect-diagnosis: MISTAKE` (named by a visible check) or
-`# expect-hidden-diagnosis: MISTAKE` (by a hidden one) for the mistakes it must be told.
+fail (at least one; other checks it fails go unsaid), and by `# expect-diagnosis: MISTAKE`
+(named by a visible check) or `# expect-hidden-diagnosis: MISTAKE` (by a hidden one) for the
+mistakes it must be told.
 
 A problem's `checks.py` may add checks (it goes into the candidate kit):
 
@@ -36,14 +38,18 @@ A problem's `checks.py` may add checks (it goes into the candidate kit):
     @register("my_check")
     class MyCheck(Check[MyParams]): ...  # prepare(plan) asks for probes, judge(ctx) decides
 
-Its `diagnosis.py` (never in the kit) may add a form with mistakes of the course's own:
+Its `diagnosis.py` (never in the kit) may add a form with mistakes of the course's own. Being
+the course's code, run on the host, it names its mistakes when the course grades (`grade`,
+`validate`); a candidate's `grader check` with the kit shows the error's size and place instead.
+The grader's own forms (below) name theirs in the kit too.
 
     from grader.verdict.diagnose import form
 
     @form("my_form", mistakes={"my_mistake": "what the candidate is told"})
     def my_form(weights, args, kwargs, params, knobs):
         # weights: the module's parameters by name, as the grader set them ({} for functions);
-        # args, kwargs: the call's arguments (tensors; `mask` where the config has one);
+        # args, kwargs: the call's arguments (tensors as drawn, other values as the config
+        #   gives them; `mask` where the config has one);
         # params: the spec's [diagnosis] params (`heads` read through `heads_from`);
         # knobs.mistake: None (then the output must equal the reference's) or one mistake.
         # The grader's own mistakes (below) may be reused: it describes them.
@@ -68,10 +74,20 @@ def type_text(annotation: Any) -> str:
     return str(getattr(annotation, "__name__", annotation)).replace("typing.", "")
 
 
+def plain(value: Any) -> Any:
+    """A default as data: models and enums by their values, at any depth."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, dict):
+        return {plain(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return getattr(value, "value", value)
+
+
 def default_text(field: Any) -> str:
     if field.default_factory is not None:
-        made = field.default_factory()
-        return "`{}`" if made == {} else "`[]`" if made == [] else "(its own default)"
+        return f"`{json.dumps(plain(field.default_factory()))}`"
     if field.default is PydanticUndefined:
         return "required"
     value = getattr(field.default, "value", field.default)

@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import Any, ClassVar, Generic, cast, get_args
 
 import torch
+from pydantic import Field
 from typing_extensions import TypeVar
 
 from grader.reports.models import AttentionPattern, CheckStatus, Diagnosis
@@ -56,7 +57,11 @@ class NoParams(Strict):
 class ConfigParams(NoParams):
     """Which of the problem's configs a check probes (all of them by default)."""
 
-    configs: list[str] | None = None
+    configs: list[str] | None = Field(
+        None,
+        description="Config ids (default: every config with something to call, whose inputs "
+        "then go into the kit when the check is visible).",
+    )
 
 
 P = TypeVar("P", bound=NoParams, covariant=True, default=NoParams)

@@ -6,8 +6,10 @@ Each reads the problem's scope: its entry file and the candidate's modules it im
 
 from __future__ import annotations
 
+from pydantic import Field
+
 from grader.reports.models import CheckStatus
-from grader.specs.problem import CheckId
+from grader.specs.problem import CheckId, CheckSpec, ProblemSpec
 from grader.verdict.checks import guard
 from grader.verdict.checks.base import Check, Context, NoParams, Verdict, register
 from grader.verdict.checks.routes import Route, find_routes
@@ -17,7 +19,24 @@ from sandbox.protocol import family_of
 
 
 class ForbiddenParams(NoParams):
-    names: list[str] | None = None
+    names: list[str] | None = Field(
+        None,
+        description="Bare names of torch's functions, methods or modules (`softmax`, "
+        "`scaled_dot_product_attention`), found however the source reaches them (`torch.`, "
+        "`F.`, a tensor's method, an alias); default: the spec's `forbidden`.",
+    )
+
+
+def torch_name(name: str) -> str:
+    """`name`, if torch, torch.nn, torch.nn.functional or a tensor has it; else ValueError."""
+    import torch
+
+    homes = (torch, torch.nn, torch.nn.functional, torch.Tensor)
+    if not name.isidentifier():
+        raise ValueError(f"{name!r}: give the bare name (softmax, not torch.softmax)")
+    if not any(hasattr(home, name) for home in homes):
+        raise ValueError(f"{name!r} is not a name of torch, torch.nn or torch.nn.functional")
+    return name
 
 
 def scope(ctx: Context) -> list[SourceFile]:
@@ -41,6 +60,11 @@ class ForbiddenApi(Check[ForbiddenParams]):
     in a helper where the sandbox's guard does not refuse it, or refused at run time (then its
     helpers' uses are named too); no construct, in any file the problem may run, whose only use
     is to hide such a route (tampering); and no file there the grader cannot read."""
+
+    def __init__(self, spec: CheckSpec, problem: ProblemSpec) -> None:
+        super().__init__(spec, problem)
+        for name in self.names():
+            torch_name(name)
 
     def names(self) -> set[str]:
         return set(self.params.names if self.params.names is not None else self.problem.forbidden)

@@ -3,10 +3,11 @@ attributes, raises."""
 
 from __future__ import annotations
 
+import builtins
 import math
 from typing import Any, TypeVar
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from grader.reports.models import CheckStatus
 from grader.sandboxing.owntext import (
@@ -217,7 +218,19 @@ class Attributes(Check[AttributesParams]):
 class RaisesParams(NoParams):
     init: dict[str, Any] | None = None
     config: str | None = None
-    exceptions: list[str] = Field(default_factory=lambda: ["ValueError", "AssertionError"])
+    exceptions: list[str] = Field(
+        default_factory=lambda: ["ValueError", "AssertionError"],
+        description="Python's built-in exceptions (by class name) that count as rejecting it.",
+    )
+
+    @field_validator("exceptions")
+    @classmethod
+    def built_in(cls, names: list[str]) -> list[str]:
+        for name in names:
+            found = getattr(builtins, name, None) if name.isidentifier() else None
+            if not (isinstance(found, type) and issubclass(found, BaseException)):
+                raise ValueError(f"{name!r} is not one of Python's built-in exceptions")
+        return names
 
 
 @register(CheckId.raises)
