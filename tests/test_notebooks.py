@@ -94,3 +94,16 @@ def test_check_finds_the_problems_of_a_notebook(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["check", str(folder)], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert "split_heads" in result.output and "self_attention" in result.output
+
+
+def test_a_problem_s_notebook_stands_for_that_problem_alone(tmp_path: Path) -> None:
+    """causal_self_attention.ipynb defines CausalSelfAttention, the class flash_attention.py
+    must define too: it is problem 9's, and problem 10, never attempted, is not graded."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    code = (COMPLETE / "causal_self_attention.py").read_text()
+    (folder / "causal_self_attention.ipynb").write_text(notebook(("code", code)))
+    shutil.copy(COMPLETE / "split_heads.py", folder)  # which it imports
+    result = CliRunner().invoke(cli, ["check", str(folder)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "causal_self_attention" in result.output and "flash_attention" not in result.output

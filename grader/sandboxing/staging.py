@@ -229,11 +229,14 @@ def content_hash(source: Path) -> str:
 
 def from_notebooks(chosen: Selection, entries: Mapping[str, Sequence[str]]) -> None:
     """Each entry file not handed in whose names a notebook's module defines (one notebook
-    for the whole set): a module of one line that imports them from it."""
+    for the whole set): a module of one line that imports them from it. A notebook named as a
+    problem's file is that problem's alone (problems may share a class's name)."""
     for entry, names in entries.items():
         if entry in chosen.files:
             continue
         for module in chosen.notebooks:
+            if module in entries:
+                continue
             if defines(chosen.files[module], names):
                 chosen.files[entry] = f"from {module.removesuffix('.py')} import *\n".encode()
                 chosen.made.append(f"{entry}: {', '.join(names)} from {module}")
