@@ -60,7 +60,7 @@ def compare_problem(
     entries = []
     for one in candidates:
         if entry in one.sources:
-            document = problem_document(entry, one.sources, attributes)
+            document = problem_document(entry, one.sources, attributes, problem.spec.symbols)
             entries.append(Entry(one, document, fingerprints(document.text, boilerplate)))
     scored = score_pairs([e.prints for e in entries], expected)
     return [(s, entries[s.a], entries[s.b]) for s in scored]
