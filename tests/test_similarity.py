@@ -193,3 +193,25 @@ def test_a_copy_with_its_code_moved_into_helpers_of_another_file_ranks_first(
         ]
         honest = [p for p in pairs if p.score >= pair.score and p is not pair]
         assert pair.flagged and all(p.flagged for p in honest), (problem, pair, honest)
+
+
+def test_a_small_class_still_ranks_its_pairs_and_says_flagging_is_limited(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from grader.cli.main import cli
+
+    students = honest_class()
+    small = {"a": students["compact"], "b": dict(students["compact"])}
+    result = api.similarity(write_class(small, tmp_path / "two"), problems=["split_heads"])
+    (pair,) = result.pairs
+    assert pair.score >= 0.8 and pair.flagged and result.small == {"split_heads": 2}
+    five = {name: students[name] for name in ("loops", "einsum", "unflatten")}
+    five |= {"a": students["compact"], "b": dict(students["compact"])}
+    folder = write_class(five, tmp_path / "five")
+    result = api.similarity(folder)
+    assert {(p.a, p.b) for p in result.pairs if p.flagged} == {("a", "b")}
+    assert all(p.score >= 0.8 for p in result.pairs if p.flagged)
+    done = CliRunner().invoke(cli, ["similarity", str(folder)])
+    assert "flagging limited: split_heads: 5 submissions, too few" in done.output
+    page = render_html(realistic_class(), similarity=result)
+    assert "Flagging limited: mha_by_loop: 5 submissions" in page
