@@ -10,6 +10,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from grader.similarity.inlining import inline_helpers
 from grader.similarity.normalize import assigned_attributes, canonical
@@ -122,6 +123,18 @@ def imported(tree: ast.Module) -> list[str]:
     return names
 
 
+@lru_cache(maxsize=8192)
+def imported_by(source: str) -> tuple[str, ...]:
+    """`imported` of a module's source that parses: once a file, whatever the problems."""
+    return tuple(imported(ast.parse(source)))
+
+
+@lru_cache(maxsize=8192)
+def assigned_by(source: str) -> frozenset[str]:
+    """`assigned_attributes` of a module's source that parses: once a file."""
+    return frozenset(assigned_attributes(ast.parse(source)))
+
+
 def module_file(module: str, sources: Mapping[str, str]) -> str | None:
     """The submission's file of a top-level module, if it has one."""
     for name in (f"{module}.py", f"{module}/__init__.py"):
@@ -138,11 +151,11 @@ def unit(entry: str, sources: Mapping[str, str]) -> dict[str, ast.Module | None]
     while todo and len(found) < MAX_MODULES:
         file = todo.pop(0)
         try:
-            found[file] = tree = ast.parse(sources[file])
+            found[file] = ast.parse(sources[file])
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             found[file] = None
             continue
-        for module in imported(tree):
+        for module in imported_by(sources[file]):
             name = module_file(module, sources)
             if name is not None and name not in found and name not in todo:
                 todo.append(name)
@@ -217,7 +230,7 @@ def problem_document(
     parsed = {file: tree for file, tree in files.items() if tree is not None}
     if entry not in parsed:
         return Document(plain_lines(sources[entry], entry))
-    assigned = set().union(*(assigned_attributes(tree) for tree in parsed.values()))
+    assigned = set().union(*(assigned_by(sources[file]) for file in parsed))
     statements: list[tuple[str, ast.stmt]] = []
     try:
         used = {f: ast.Module(b, []) for f, b in used_parts(entry, parsed, symbols).items()}
