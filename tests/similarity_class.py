@@ -17,6 +17,7 @@ COPIED = {  # disguise: the student copied
     "recommented": "compact",
     "swapped": "compact",
     "moved": "loops",
+    "extracted": "view_transpose",
     "everything": "complete",
 }
 

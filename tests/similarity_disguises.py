@@ -160,12 +160,53 @@ def moved(files: Files) -> Files:
     return out
 
 
+OPS = "ops.py"
+KEPT_NAMES = {"self", "torch", "nn", "F", "math", *dir(builtins)}
+
+
+def extract_source(source: str, start: int) -> tuple[str, list[str]]:
+    """Each assignment's value in a function moved into a helper of its own, which the
+    assignment calls with the names the value uses. Returns the new source and the helpers."""
+    tree = ast.parse(source)
+    helpers: list[str] = []
+    for function in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
+        for statement in function.body:
+            if not isinstance(statement, ast.Assign) or isinstance(
+                statement.value, ast.Name | ast.Constant
+            ):
+                continue
+            used = dict.fromkeys(
+                n.id
+                for n in ast.walk(statement.value)
+                if isinstance(n, ast.Name) and n.id not in KEPT_NAMES - {"self"}
+            )
+            name = f"_step{start + len(helpers)}"
+            params = ", ".join(used)
+            helpers.append(f"def {name}({params}):\n    return {ast.unparse(statement.value)}\n")
+            args: list[ast.expr] = [ast.Name(n, ast.Load()) for n in used]
+            statement.value = ast.Call(ast.Name(name, ast.Load()), args, [])
+    return "from ops import *\n" + ast.unparse(tree) + "\n", helpers
+
+
+def extracted(files: Files) -> Files:
+    """Every assignment's value in a function moved into a helper in another file."""
+    out: Files = {}
+    helpers: list[str] = []
+    imports = "import math\n\nimport torch\nimport torch.nn.functional as F\nfrom torch import nn\n"
+    for name, source in files.items():
+        out[name], found = extract_source(source, len(helpers))
+        helpers += found
+    out[OPS] = imports + "\n\n" + "\n\n".join(helpers)
+    return out
+
+
 DISGUISES: dict[str, Disguise] = {
     "renamed": renamed,
     "reordered": reordered,
     "recommented": recommented,
     "swapped": swapped,
     "moved": moved,
+    "extracted": extracted,
 }
 
 

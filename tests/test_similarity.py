@@ -161,3 +161,57 @@ def test_the_command_prints_the_ranking_and_writes_the_pairs(tmp_path: Path) -> 
     assert PAIRS.validate_json((out / "similarity.json").read_bytes())
     schema = CliRunner().invoke(cli, ["schema", "similarity"])
     assert json.loads(schema.output)["type"] == "array"
+
+
+def test_a_helper_in_another_file_reads_as_the_code_written_in_place() -> None:
+    from grader.similarity.document import problem_document
+
+    inline = (
+        "def split_heads(x, n):\n    b, t, c = x.shape\n"
+        "    return x.view(b, t, n, c // n).transpose(1, 2)\n"
+    )
+    helped = {
+        "split_heads.py": "from ops import heads\n\n\n"
+        "def split_heads(x, n):\n    return heads(x, n)\n",
+        "ops.py": "def dims(t):\n    return t.shape\n\n\ndef heads(y, k):\n"
+        "    b, t, c = dims(y)\n    return y.reshape(b, t, k, c // k).permute(0, 2, 1, 3)\n",
+    }
+    symbols = ["split_heads", "merge_heads"]
+    alone = problem_document("split_heads.py", {"split_heads.py": inline}, (), symbols)
+    moved = problem_document("split_heads.py", helped, (), symbols)
+    assert moved.text == alone.text
+    assert {line.file for line in moved.lines} == {"split_heads.py"}
+
+
+def test_a_copy_with_its_code_moved_into_helpers_of_another_file_ranks_first(
+    compared: tuple[Similarity, dict[str, str]],
+) -> None:
+    result, _ = compared
+    for problem, pairs in by_problem(result.pairs).items():
+        (pair,) = [
+            p for p in pairs if {p.a, p.b} == {"extracted_copy_of_view_transpose", "view_transpose"}
+        ]
+        honest = [p for p in pairs if p.score >= pair.score and p is not pair]
+        assert pair.flagged and all(p.flagged for p in honest), (problem, pair, honest)
+
+
+def test_a_small_class_still_ranks_its_pairs_and_says_flagging_is_limited(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from grader.cli.main import cli
+
+    students = honest_class()
+    small = {"a": students["compact"], "b": dict(students["compact"])}
+    result = api.similarity(write_class(small, tmp_path / "two"), problems=["split_heads"])
+    (pair,) = result.pairs
+    assert pair.score >= 0.8 and pair.flagged and result.small == {"split_heads": 2}
+    five = {name: students[name] for name in ("loops", "einsum", "unflatten")}
+    five |= {"a": students["compact"], "b": dict(students["compact"])}
+    folder = write_class(five, tmp_path / "five")
+    result = api.similarity(folder)
+    assert {(p.a, p.b) for p in result.pairs if p.flagged} == {("a", "b")}
+    assert all(p.score >= 0.8 for p in result.pairs if p.flagged)
+    done = CliRunner().invoke(cli, ["similarity", str(folder)])
+    assert "flagging limited: split_heads: 5 submissions, too few" in done.output
+    page = render_html(realistic_class(), similarity=result)
+    assert "Flagging limited: mha_by_loop: 5 submissions" in page

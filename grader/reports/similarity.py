@@ -11,6 +11,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 SIMILARITY_FILE = "similarity.json"
+FLAG_Z = 6.0
+"""The robust z-score at which a pair stands out from its problem's pairs."""
+FLAG_CLASS = 8
+"""The fewest submissions of a problem whose pairs make a distribution to judge against."""
+SMALL_CLASS_SCORE = 0.8
+"""In a smaller class, the least score flagged: most of the lighter document's unusual code
+shared (identical files close to the course's solutions score from 0.82 in a class of 2 to 5,
+honest pairs up to 0.65)."""
 
 
 class SimilarPair(BaseModel):
@@ -28,8 +36,10 @@ class SimilarPair(BaseModel):
         "code of the starter counts for nothing, of the course's solutions for little.",
     )
     flagged: bool = Field(
-        description="Far above this problem's usual score in this class, and high in itself: "
-        "a person should look. Never a verdict."
+        description="A person should look: the two stand out (a robust z-score of 6 or more "
+        "against this problem's pairs in this class) in two problems or more, here at least "
+        "half as far, or twice as far in this problem alone; where fewer than 8 submissions "
+        "hand the problem in, a score of 0.8 or more. Never a verdict."
     )
 
 
@@ -78,6 +88,18 @@ class Similarity:
     pairs: list[SimilarPair] = field(default_factory=list)
     shown: list[SideBySide] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    small: dict[str, int] = field(default_factory=dict)
+    """The problems handed in by too few submissions to judge a pair against the others', and
+    how many: their pairs are flagged on the score alone, only when most of it is shared."""
+
+
+def limited_lines(similarity: Similarity) -> list[str]:
+    """What flagging could not do, said: the problems too few submissions hand in."""
+    return [
+        f"{problem}: {count} submissions, too few (under {FLAG_CLASS}) to judge a pair against "
+        f"the class; a pair is flagged only at a score of {SMALL_CLASS_SCORE:.2f} or more"
+        for problem, count in similarity.small.items()
+    ]
 
 
 def summary_lines(similarity: Similarity, top: int) -> list[str]:
@@ -92,4 +114,5 @@ def summary_lines(similarity: Similarity, top: int) -> list[str]:
             lines.append(f"  {pair.score:.2f}  {pair.a}  {pair.b}{mark}")
     flagged = sum(p.flagged for p in similarity.pairs)
     lines.append(f"{flagged} pair(s) flagged of {len(similarity.pairs)} sharing code")
+    lines += [f"flagging limited: {line}" for line in limited_lines(similarity)]
     return lines + [f"left out: {note}" for note in similarity.notes]

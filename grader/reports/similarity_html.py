@@ -7,7 +7,16 @@ from __future__ import annotations
 from itertools import groupby
 
 from grader.reports.safe import html as escape
-from grader.reports.similarity import CodeFile, SideBySide, Similarity, SimilarPair
+from grader.reports.similarity import (
+    FLAG_CLASS,
+    FLAG_Z,
+    SMALL_CLASS_SCORE,
+    CodeFile,
+    SideBySide,
+    Similarity,
+    SimilarPair,
+    limited_lines,
+)
 
 STYLE = """
 .pair { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 1em; }
@@ -32,8 +41,18 @@ def similarity_section(similarity: Similarity | None) -> list[str]:
         '<h2 id="similarity">Similarity</h2>',
         f"<p>{flagged} pair(s) flagged for a look. A pair's score is the share of the lighter "
         "submission's unusual code the two share (the starter's code counts for nothing, the "
-        "course's solutions for little); flagged pairs are far above the problem's usual score "
-        "in this class. It ranks pairs for a person to read: no score changes.</p>",
+        "course's solutions for little; helpers are read as if written where they are "
+        f"called). A pair stands out in a problem at a robust z-score of {FLAG_Z:g} or more "
+        "against all that problem's pairs in this class (median and median absolute "
+        "deviation). It is flagged where it stands out in two problems or more, in each "
+        f"problem where its z-score is {FLAG_Z / 2:g} or more, or in one problem alone at "
+        f"{2 * FLAG_Z:g} or more; where fewer than {FLAG_CLASS} submissions hand a problem in, "
+        f"at a score of {SMALL_CLASS_SCORE:.2f} or more. It ranks pairs for a person to read: "
+        "no score changes.</p>",
+    ]
+    parts += [
+        f'<p class="flag">Flagging limited: {escape(line)}.</p>'
+        for line in limited_lines(similarity)
     ]
     shown = {(s.pair.problem, s.pair.a, s.pair.b): s for s in similarity.shown}
     for problem, group in groupby(similarity.pairs, key=lambda p: p.problem):

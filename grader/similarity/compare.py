@@ -1,14 +1,17 @@
 """A class compared, problem by problem: each submission's document fingerprinted less the
-starter's, pairs scored against the class, the top ones laid side by side."""
+starter's, pairs scored against the class, flagged on the evidence of every problem (two
+submissions that stand out in several problems), the top ones laid side by side."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader.reports.similarity import (
+    FLAG_CLASS,
     CodeFile,
     CodeLine,
     SideBySide,
@@ -19,7 +22,7 @@ from grader.similarity.document import Document, problem_document
 from grader.similarity.fingerprints import Fingerprints, K, fingerprints
 from grader.similarity.normalize import contract
 from grader.similarity.reading import Candidate, read_class
-from grader.similarity.scoring import Scored, score_pairs
+from grader.similarity.scoring import Scored, flagged, score_pairs
 
 if TYPE_CHECKING:
     from grader.courses.catalog import Catalog, Problem
@@ -60,7 +63,7 @@ def compare_problem(
     entries = []
     for one in candidates:
         if entry in one.sources:
-            document = problem_document(entry, one.sources, attributes)
+            document = problem_document(entry, one.sources, attributes, problem.spec.symbols)
             entries.append(Entry(one, document, fingerprints(document.text, boilerplate)))
     scored = score_pairs([e.prints for e in entries], expected)
     return [(s, entries[s.a], entries[s.b]) for s in scored]
@@ -93,20 +96,33 @@ def compare_class(path: Path, catalog: Catalog, problems: Sequence[str] = ()) ->
     result = Similarity()
     candidates = read_class(path, catalog, result.notes)
     kept = KEPT_PER_SUBMISSION * len(candidates)
+    compared = []
+    outlying: Counter[frozenset[str]] = Counter()
     for problem in catalog.select(list(problems)):
         ranked = compare_problem(problem, candidates)
+        compared.append((problem, ranked))
+        handed_in = sum(problem.spec.entry in c.sources for c in candidates)
+        if 2 <= handed_in < FLAG_CLASS:
+            result.small[problem.spec.id] = handed_in
+        outlying.update(names(a, b) for scored, a, b in ranked if scored.outlying)
+    for problem, ranked in compared:
         for rank, (scored, a, b) in enumerate(ranked):
-            if rank >= kept and not scored.flagged:
+            look = flagged(scored, outlying[names(a, b)])
+            if rank >= kept and not look:
                 continue
             pair = SimilarPair(
                 problem=problem.spec.id,
                 a=a.candidate.name,
                 b=b.candidate.name,
                 score=round(scored.score, 3),
-                flagged=scored.flagged,
+                flagged=look,
             )
             result.pairs.append(pair)
             if rank < SHOWN:
                 shared = set(a.prints) & set(b.prints)
                 result.shown.append(SideBySide(pair, side(a, shared), side(b, shared)))
     return result
+
+
+def names(a: Entry, b: Entry) -> frozenset[str]:
+    return frozenset((a.candidate.name, b.candidate.name))

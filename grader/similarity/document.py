@@ -1,6 +1,6 @@
 """A submission's code for one problem as a document to fingerprint: the canonical lines of its
-entry file and of the submission's modules it imports (helpers inlined, whichever file holds
-them), each line knowing where it came from."""
+entry file and of the submission's modules it imports (helpers inlined where they are called,
+whichever file holds them), each line knowing where it came from."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ import re
 from bisect import bisect_right
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 
+from grader.similarity.inlining import inline_helpers
 from grader.similarity.normalize import assigned_attributes, canonical
 
 MAX_MODULES = 20
@@ -121,6 +123,18 @@ def imported(tree: ast.Module) -> list[str]:
     return names
 
 
+@lru_cache(maxsize=8192)
+def imported_by(source: str) -> tuple[str, ...]:
+    """`imported` of a module's source that parses: once a file, whatever the problems."""
+    return tuple(imported(ast.parse(source)))
+
+
+@lru_cache(maxsize=8192)
+def assigned_by(source: str) -> frozenset[str]:
+    """`assigned_attributes` of a module's source that parses: once a file."""
+    return frozenset(assigned_attributes(ast.parse(source)))
+
+
 def module_file(module: str, sources: Mapping[str, str]) -> str | None:
     """The submission's file of a top-level module, if it has one."""
     for name in (f"{module}.py", f"{module}/__init__.py"):
@@ -137,11 +151,11 @@ def unit(entry: str, sources: Mapping[str, str]) -> dict[str, ast.Module | None]
     while todo and len(found) < MAX_MODULES:
         file = todo.pop(0)
         try:
-            found[file] = tree = ast.parse(sources[file])
+            found[file] = ast.parse(sources[file])
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             found[file] = None
             continue
-        for module in imported(tree):
+        for module in imported_by(sources[file]):
             name = module_file(module, sources)
             if name is not None and name not in found and name not in todo:
                 todo.append(name)
@@ -171,31 +185,23 @@ def defined(statement: ast.stmt) -> set[str]:
     return set()
 
 
-def starred(nodes: list[ast.stmt]) -> set[str]:
-    """The modules the statements import everything from (`from nb import *`)."""
-    return {
-        f"{n.module.split('.')[0]}.py"
-        for n in nodes
-        if isinstance(n, ast.ImportFrom) and n.module and any(a.name == "*" for a in n.names)
-    }
-
-
-def used_parts(entry: str, files: dict[str, ast.Module]) -> dict[str, list[ast.stmt]]:
-    """The entry file whole, and of each helper module the definitions the code uses, followed
-    from use to use (all of a module it imports `*` from): a helper's module may hold what
-    other problems use."""
+def used_parts(
+    entry: str, files: dict[str, ast.Module], symbols: Collection[str] = ()
+) -> dict[str, list[ast.stmt]]:
+    """The entry file whole, and of each helper module the definitions the code uses (or of
+    the problem's `symbols`, which the entry file may import with `*`), followed from use to
+    use: a helper's module may hold what other problems use."""
     kept = {entry: list(files[entry].body)}
-    wanted, whole = referenced(kept[entry]), starred(kept[entry])
+    wanted = referenced(kept[entry]) | set(symbols)
     grown = True
     while grown:
         grown = False
         for file, tree in files.items():
             have = kept.setdefault(file, [])
-            new = [s for s in tree.body if s not in have and (file in whole or defined(s) & wanted)]
+            new = [s for s in tree.body if s not in have and defined(s) & wanted]
             if new:
                 have += new
                 wanted |= referenced(new)
-                whole |= starred(new)
                 grown = True
     return {file: sorted(body, key=lambda s: s.lineno) for file, body in kept.items() if body}
 
@@ -211,18 +217,25 @@ def ordered(statements: list[tuple[str, ast.stmt]]) -> list[tuple[str, ast.stmt]
     return rest + sorted(defs, key=lambda d: ast.dump(d[1]))
 
 
-def problem_document(entry: str, sources: Mapping[str, str], contract: Collection[str]) -> Document:
-    """The document of the problem whose entry file is `entry`: that file, then what it uses of
-    the submission's modules it imports, in canonical lines; a file that does not parse, as it
-    is."""
+def problem_document(
+    entry: str,
+    sources: Mapping[str, str],
+    contract: Collection[str],
+    symbols: Collection[str] = (),
+) -> Document:
+    """The document of the problem whose entry file is `entry` (which defines `symbols`): that
+    file, then what it uses of the submission's modules it imports, helpers inlined where they
+    are called, in canonical lines; a file that does not parse, as it is."""
     files = unit(entry, sources)
     parsed = {file: tree for file, tree in files.items() if tree is not None}
     if entry not in parsed:
         return Document(plain_lines(sources[entry], entry))
-    assigned = set().union(*(assigned_attributes(tree) for tree in parsed.values()))
+    assigned = set().union(*(assigned_by(sources[file]) for file in parsed))
     statements: list[tuple[str, ast.stmt]] = []
     try:
-        for file, body in used_parts(entry, parsed).items():
+        used = {f: ast.Module(b, []) for f, b in used_parts(entry, parsed, symbols).items()}
+        inline_helpers(used, {*contract, *symbols})
+        for file, body in used_parts(entry, used, symbols).items():
             tree = canonical(ast.Module(body, []), contract, assigned)
             statements += [(file, s) for s in tree.body]
         ordered_statements = ordered(statements)

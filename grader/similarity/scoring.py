@@ -5,9 +5,11 @@ A fingerprint weighs what it tells: log(N / df), N documents of which df hold it
 document holds weighs nothing. The course's code (reference, accepted solutions) is expected: a
 fingerprint of it counts as held by `EXPECTED` of the class more, which lowers the weight it
 adds to a pair (never the document's own). A pair's score is the weight the two share over the
-weight of the lighter one: 1 when one holds all of the other's code. It is flagged where a
-person should look: far above the problem's usual (a robust z-score, against the median and
-the median absolute deviation of every pair's score) and high in itself.
+weight of the lighter one: 1 when one holds all of the other's code. It stands out when far
+above the problem's usual (a robust z-score, against the median and the median absolute
+deviation of every pair's score), and is flagged where a person should look (`flagged`): it
+stands out in two problems or more, or very far in one. A class too small to make a
+distribution is judged on the score alone.
 """
 
 from __future__ import annotations
@@ -19,17 +21,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from grader.reports.similarity import FLAG_CLASS, FLAG_Z, SMALL_CLASS_SCORE
 from grader.similarity.fingerprints import Fingerprints
 
 EXPECTED = 0.25
 """The course's code counts as written by this share of the class as well."""
-FLAG_SCORE = 0.6
-"""The least score flagged: most of the lighter document's unusual code shared."""
-FLAG_Z = 6.0
-"""The least robust z-score flagged."""
-FLAG_CLASS = 8
-"""The fewest submissions of a problem whose pairs make a distribution to judge against: in a
-smaller class nothing is flagged."""
 MIN_SPREAD = 0.05
 """The least spread (1.4826 MAD) a z-score is taken against: a class of near-identical scores
 does not make a small difference unusual."""
@@ -41,7 +37,8 @@ LARGE_CLASS = 20
 
 @dataclass(frozen=True)
 class Scored:
-    """A pair of documents (by index), its score and robust z-score."""
+    """A pair of documents (by index), its score and robust z-score (NaN in a class too small
+    to judge against)."""
 
     a: int
     b: int
@@ -49,14 +46,34 @@ class Scored:
     z: float
 
     @property
-    def flagged(self) -> bool:
-        return self.score >= FLAG_SCORE and self.z >= FLAG_Z
+    def outlying(self) -> bool:
+        """Far above its problem's usual: it counts as the pair standing out there."""
+        return self.z >= FLAG_Z
+
+
+def flagged(pair: Scored, outlying_problems: int) -> bool:
+    """Whether a person should look at the pair, given the number of problems of the class in
+    which the same two submissions stand out (`Scored.outlying`, this one included).
+
+    Standing out in two problems or more, the pair is flagged in each where it is at least
+    half as far out (a pair that copied several problems); standing out in this problem alone,
+    only twice as far (two students may think alike on one problem: an honest pair was seen at
+    a z-score of 8, copies of one problem at 15). Where the class is too small for a
+    distribution, on its score alone, at `SMALL_CLASS_SCORE`."""
+    if math.isnan(pair.z):
+        return pair.score >= SMALL_CLASS_SCORE
+    if outlying_problems >= 2:
+        return pair.z >= FLAG_Z / 2
+    return pair.z >= 2 * FLAG_Z
 
 
 def weight(held: float, total: float) -> float:
-    """What a fingerprint held by `held` of `total` documents weighs."""
+    """What a fingerprint held by `held` of `total` documents weighs; in a class too small for a
+    distribution, smoothed (log((N + 1) / df)): two submissions alike still share something."""
     if not held or (total >= LARGE_CLASS and held > MAX_SHARED * total):
         return 0.0
+    if total < FLAG_CLASS:
+        return math.log((total + 1) / held)
     return max(0.0, math.log(total / held))
 
 
@@ -95,7 +112,10 @@ def score_pairs(documents: Sequence[Fingerprints], expected: Collection[int]) ->
         if every.size
         else MIN_SPREAD
     )
-    if count < FLAG_CLASS:
-        middle = math.inf  # no z-score flags a pair
-    ranked = [Scored(a, b, s, (s - middle) / spread) for (a, b), s in scores.items() if s > 0]
+    small = count < FLAG_CLASS  # no distribution to judge against: no z-score
+    ranked = [
+        Scored(a, b, s, math.nan if small else (s - middle) / spread)
+        for (a, b), s in scores.items()
+        if s > 0
+    ]
     return sorted(ranked, key=lambda p: (-p.score, p.a, p.b))
