@@ -5,7 +5,8 @@ example in turn) and each number of copies, prints, measured side by side in one
 time per submission of:
   - floor: `docker run IMAGE python -c "import torch"`, once per submission;
   - container: one container per submission (`--isolation container`);
-  - warm: warm workers (`--isolation warm`, the default), their start included;
+  - warm: warm workers (`--isolation warm`, the default), their start included: started
+    ahead, as `grader grade` does, while the host runs its references (also counted);
   - compute: the problems' own time inside the warm workers (each problem's child, from its
     fork to its exit: importing the candidate's code, running the probes, writing the data),
     summed, divided by the jobs run at once;
@@ -39,7 +40,7 @@ import click
 from grader.courses.catalog import Catalog
 from grader.grade import Grader
 from grader.reports.models import SubmissionReport
-from grader.sandboxing.backends.base import Backend
+from grader.sandboxing.backends.base import Backend, batch_limits
 from grader.sandboxing.backends.docker import DockerBackend
 from grader.sandboxing.backends.warm import WarmBackend
 from grader.sandboxing.defaults import DEFAULT_TAG
@@ -77,14 +78,17 @@ def copies_of(examples: list[Path], count: int, dest: Path) -> list[Path]:
 def side_by_side(
     designs: tuple[str, ...], submissions: list[Path], jobs: int, image: str, seed: int, rounds: int
 ) -> dict[str, tuple[float, list[SubmissionReport]]]:
-    """Seconds each design takes for the whole batch (the workers' start included, the host's
-    reference run not) and its reports, the designs taking turns slice by slice."""
+    """Seconds each design takes for the whole batch (the workers' start and the host's
+    reference run included, not its torch import) and its reports, the designs taking turns
+    slice by slice."""
     catalog = Catalog()
     problems = list(catalog.problems.values())
-    backends = {"container": DockerBackend, "warm": WarmBackend}
-    graders = {
-        d: Grader(catalog, problems, backends[d](image), seed) for d in designs if d in backends
+    ready = batch_limits([p.spec.limits for p in problems])
+    backends: dict[str, Callable[[], Backend]] = {
+        "container": partial(DockerBackend, image),
+        "warm": partial(WarmBackend, image, ready=ready, workers=min(jobs, len(submissions))),
     }
+    graders: dict[str, Grader] = {}
     seconds = dict.fromkeys(designs, 0.0)
     reports: dict[str, list[SubmissionReport]] = {d: [] for d in designs}
     size = -(-len(submissions) // rounds)
@@ -96,6 +100,8 @@ def side_by_side(
                 if design == "floor":
                     timed([partial(floor_run, image) for _ in part], jobs)
                 else:
+                    if design not in graders:
+                        graders[design] = Grader(catalog, problems, backends[design](), seed)
                     reports[design] += graders[design].grade_many(part, jobs)
                 seconds[design] += time.monotonic() - start
     finally:

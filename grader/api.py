@@ -253,10 +253,14 @@ def grade(
     folder of Classroom clones), save each report in `out_dir` and render `formats` there."""
     settings = settings or Settings()
     listener = listener or Listener()
-    found = course(course_path)
+    found = course(course_path, checked=False)  # bound to its checks once the workers start
     if found.catalog.is_kit:
         listener.warn("a candidate kit: grading its visible checks only (feedback, not credit)")
-    reports = grade_path(found.catalog, path, out_dir, settings, problems, listener)
+
+    def checked() -> Catalog:
+        return course(course_path).catalog
+
+    reports = grade_path(found.catalog, path, out_dir, settings, problems, listener, checked)
     shown = reveal_after_due(reveal, found.course)
     compared = None
     if "html" in formats:  # the class report shows the class's similar pairs

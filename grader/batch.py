@@ -22,12 +22,19 @@ from grader.reports.models import (
 )
 from grader.reports.text import fraction
 from grader.resume import batch_seed, check_problems, saved_report, stale_warning
-from grader.sandboxing.backends.base import BackendName, Isolation, LimitOverrides
+from grader.sandboxing.backends.base import (
+    Backend,
+    BackendName,
+    Isolation,
+    LimitOverrides,
+    batch_limits,
+)
 from grader.sandboxing.backends.select import make_backend
 from grader.shards import Shard, sliced
 
 if TYPE_CHECKING:
     from grader.courses.catalog import Catalog
+    from grader.grade import Grader
 
 Advance = Callable[[str], None]
 """Told the name and score of each submission as it is graded."""
@@ -75,9 +82,11 @@ def grade_path(
     settings: Settings,
     problems: Sequence[str] = (),
     listener: Listener = Listener(),
+    checked: Callable[[], Catalog] | None = None,
 ) -> list[SubmissionReport]:
     """Grade what `path` holds (a submission, a folder or zip of them, a Gradescope export, a
-    folder of Classroom clones) and save each report in `out_dir`, in input order."""
+    folder of Classroom clones) and save each report in `out_dir`, in input order (`checked`:
+    as in `grade_batch`)."""
     catalog.select(list(problems))  # an unknown problem is refused before anything is read
     with open_export(path, catalog) as export:
         for reason in export.skipped:
@@ -92,7 +101,9 @@ def grade_path(
         if shard is not None:
             submissions = sliced(submissions, shard, settings.seed, out_dir)
             listener.note(f"Shard {shard.index}/{shard.count}: {len(submissions)} submission(s)")
-        return grade_batch(catalog, submissions, out_dir, settings, problems, students, listener)
+        return grade_batch(
+            catalog, submissions, out_dir, settings, problems, students, listener, checked
+        )
 
 
 class Interrupted(GraderError):
@@ -114,9 +125,14 @@ def grade_batch(
     problems: Sequence[str] = (),
     students: Mapping[Path, Student] | None = None,
     listener: Listener = Listener(),
+    checked: Callable[[], Catalog] | None = None,
 ) -> list[SubmissionReport]:
     """Grade submission folders and save each report in `out_dir` as it is done; the reports
-    in input order. Resuming, the still valid saved reports are returned as they are."""
+    in input order. Resuming, the still valid saved reports are returned as they are.
+
+    The workers start first, then `checked` loads the course bound to its checks (which imports
+    torch; None: `catalog` is bound already) and the references run, while the workers import
+    torch too: the first submission goes out once both sides are ready."""
     if settings.backend is BackendName.fork:
         raise GraderError("the fork backend is for checking one's own code: grade on docker")
     selected = catalog.select(list(problems))
@@ -135,18 +151,15 @@ def grade_batch(
         listener.warn(stale)
     todo = [s for s in submissions if s not in saved]
     if todo:
-        from grader.grade import Grader
-        from grader.verdict.plan import draw_seed
-
-        backend = make_backend(settings.backend, settings.image, settings.isolation)
-        run_seed = draw_seed(seed)
-        listener.note(f"Grading {len(todo)} submission(s) on {backend.name}, seed {run_seed}")
+        ready = batch_limits([p.spec.limits for p in selected], settings.limits)
+        workers = min(settings.jobs, len(todo))
+        backend = make_backend(settings.backend, settings.image, settings.isolation, ready, workers)
         written: dict[int, SubmissionReport] = {}  # by the graded report's id: the saved one
         try:
-            with (
-                Grader(catalog, selected, backend, run_seed, settings.limits) as grader,
-                listener.progress(len(todo)) as advance,
-            ):
+            grader = bound_grader(catalog, checked, problems, backend, seed, settings.limits)
+            on = f"on {backend.name}, seed {grader.seed}"
+            listener.note(f"Grading {len(todo)} submission(s) {on}")
+            with grader, listener.progress(len(todo)) as advance:
 
                 def done(report: SubmissionReport) -> None:
                     written[id(report)] = stored = save_report(report, out_dir)
@@ -161,6 +174,27 @@ def grade_batch(
             raise Interrupted(kept, len(todo) - len(written), out_dir, int(code or 1)) from stop
         saved.update(zip(todo, fresh, strict=True))
     return [saved[s] for s in submissions]
+
+
+def bound_grader(
+    catalog: Catalog,
+    checked: Callable[[], Catalog] | None,
+    problems: Sequence[str],
+    backend: Backend,
+    seed: int | None,
+    limits: LimitOverrides,
+) -> Grader:
+    """The batch's grader, on the course bound to its checks (its references run); the backend
+    is closed if it cannot be made."""
+    try:
+        from grader.grade import Grader
+        from grader.verdict.plan import draw_seed
+
+        bound = catalog if checked is None else checked()
+        return Grader(bound, bound.select(list(problems)), backend, draw_seed(seed), limits)
+    except BaseException:
+        backend.close()
+        raise
 
 
 def save_report(report: SubmissionReport, out_dir: Path) -> SubmissionReport:

@@ -81,6 +81,7 @@ class Guard(Auditor):
             self.register_all(refuse_only=False)
         self.targets = python_targets()
         self.neuter()
+        KNOWN.update((name, ours(module)) for name, module in list(sys.modules.items()))
 
     def library(self, namespace: str) -> Any:
         """Our library of kernels for an operator namespace (`aten`, `onnx`), kept in
@@ -300,15 +301,28 @@ def source_only(root: str) -> None:
     sys.pycache_prefix = NO_BYTECODE
 
 
+OWN_FOLDER = os.path.join(os.path.dirname(os.path.realpath(__file__)), "")
+KNOWN: dict[str, bool] = {}
+"""The modules the worker had when it installed the guard, by name, and whether each is one of
+the sandbox's: a problem's child, forked later, then neither resolves a thousand paths nor
+touches a thousand modules (each touch copies a page of the worker's). The worker imports no
+module of its own after that, and no candidate code runs before a child's `unlisted`."""
+
+
+def ours(module: object) -> bool:
+    """Whether `module` is one of the sandbox's: its file lies in this folder, links resolved."""
+    origin = getattr(module, "__dict__", {}).get("__file__")
+    return isinstance(origin, str) and os.path.realpath(origin).startswith(OWN_FOLDER)
+
+
 def unlisted() -> None:
     """Take the sandbox's modules out of `sys.modules`: the names that lead to them (`sandbox`,
     `sandbox.guard`, `__main__`) lead nowhere from the candidate's code, and a new import finds
     nothing (a problem's child takes their folder off `sys.path`). Their functions keep their
     globals."""
-    folder = os.path.join(os.path.dirname(os.path.realpath(__file__)), "")
-    for name, module in list(sys.modules.items()):
-        origin = getattr(module, "__dict__", {}).get("__file__")
-        if not isinstance(origin, str) or not os.path.realpath(origin).startswith(folder):
+    for name in list(sys.modules):
+        known = KNOWN.get(name)
+        if not (ours(sys.modules[name]) if known is None else known):
             continue
         if name == "__main__":
             sys.modules[name] = types.ModuleType(name)

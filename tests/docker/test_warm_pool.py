@@ -2,22 +2,27 @@
 submission after a replacement is graded as if nothing had happened.
 
 A container serves K submissions, then a fresh one takes over; one that timed out, ran out of
-memory or died while idle is never used again. Each test grades a correct submission after
+memory or died while idle is never used again. Containers started ahead serve the first
+submissions, and are removed when none came for them. Each test grades a correct submission after
 the event, in the same pool, and requires full marks from a container other than the
 retired one.
 """
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pytest
 
 from grader.courses.catalog import Catalog
 from grader.grade import Grader
 from grader.reports.models import ProblemStatus, SubmissionReport
-from grader.sandboxing.backends.base import LimitOverrides
+from grader.sandboxing.backends.base import LimitOverrides, batch_limits
 from grader.sandboxing.backends.warm import WarmBackend
 from grader.sandboxing.engine import client
 from tests.conftest import ROOT
+from tests.docker.engine import sandbox_containers
 
 pytestmark = pytest.mark.docker
 
@@ -85,3 +90,26 @@ def test_a_container_that_died_while_idle_is_replaced_without_losing_the_next_su
     assert full_marks(first)
     assert full_marks(after), after.problems[0].message
     assert container(after) != container(first)
+
+
+def test_containers_started_ahead_serve_the_first_submissions(
+    sandbox_image: str, catalog: Catalog, tmp_path: Path
+) -> None:
+    copies = [shutil.copytree(CORRECT, tmp_path / str(index)) for index in range(3)]
+    problems = [catalog.problems[PROBLEM]]
+    ready = batch_limits([p.spec.limits for p in problems])
+    backend = WarmBackend(sandbox_image, ready=ready, workers=2)
+    with Grader(catalog, problems, backend, 3) as grader:
+        reports = grader.grade_many(copies, jobs=2)
+        started = {client().containers.get(c).name for c in sandbox_containers()}
+    assert all(full_marks(r) for r in reports)
+    assert {container(r) for r in reports} == started  # the two started ahead, and no other
+    assert len(started) == 2
+
+
+def test_containers_started_ahead_that_no_submission_took_are_removed(
+    sandbox_image: str, catalog: Catalog
+) -> None:
+    ready = batch_limits([catalog.problems[PROBLEM].spec.limits])
+    WarmBackend(sandbox_image, ready=ready, workers=2).close()
+    assert sandbox_containers() == []

@@ -21,10 +21,12 @@ def make_backend(
     image: str | None = None,
     isolation: Isolation = Isolation.warm,
     ready: Limits | None = None,
+    workers: int = 1,
 ) -> Backend:
     """The backend called `name`; never a silent fall back from the sandbox to local. Docker
-    keeps submissions apart in warm workers' containers or in a `container` each; the local
-    backend starts a worker `ready` for a first job with these limits."""
+    keeps submissions apart in warm workers' containers or in a `container` each. Given
+    `ready` limits, workers for jobs with these limits start at once: the local backend's
+    first, or `workers` warm containers."""
     if name is BackendName.local:
         return LocalBackend(ready=ready)
     if name is BackendName.fork:
@@ -36,4 +38,6 @@ def make_backend(
     reason = docker.unavailable_reason(image)
     if reason is not None:
         raise BackendUnavailable(f"the docker sandbox cannot run: {reason}. {UNSANDBOXED}")
-    return warm.WarmBackend(image) if isolation is Isolation.warm else docker.DockerBackend(image)
+    if isolation is Isolation.warm:
+        return warm.WarmBackend(image, ready=ready, workers=workers)
+    return docker.DockerBackend(image)

@@ -7,16 +7,19 @@ and sends its result stream in frames on stdout. Once the submission is done it 
 other process of the container, empties /tmp, /dev/shm and /out, removes System V IPC objects
 and checks that nothing is left and that nothing changed its own limits. A container that
 crashed, timed out, hit its memory limit, left anything behind, broke the protocol or served K
-submissions is replaced. The pool holds at most one container per concurrent run.
+submissions is replaced. The pool holds at most one container per concurrent run; given the
+limits of the batch's runs, it starts them at once, while the host gets ready.
 """
 
 from __future__ import annotations
 
+import contextlib
 import struct
 import tempfile
 import threading
 import time
 import uuid
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import IO, Any
 
 from pydantic import ValidationError
@@ -283,12 +286,29 @@ class WarmBackend:
     name = BackendName.docker
     isolation = Isolation.warm
 
-    def __init__(self, image: str | None = None, serve_count: int = SERVE_COUNT) -> None:
+    def __init__(
+        self,
+        image: str | None = None,
+        serve_count: int = SERVE_COUNT,
+        ready: Limits | None = None,
+        workers: int = 1,
+    ) -> None:
+        """Given `ready` limits, `workers` containers are started at once with them, in the
+        background (the engine's calls and their torch import overlap the host's own start);
+        the first runs take them as they become ready."""
         self.sandbox = SandboxImage(image)
         self.image = self.sandbox.tag
         self.serve_count = serve_count
         self._idle: list[WarmContainer] = []
+        self._starting: list[Future[WarmContainer]] = []
         self._lock = threading.Lock()
+        if ready is not None and workers > 0:
+            starter = ThreadPoolExecutor(max_workers=workers)
+            self._starting = [
+                starter.submit(WarmContainer, self.image, ready, serve_count)
+                for _ in range(workers)
+            ]
+            starter.shutdown(wait=False)
 
     def run(self, job: WorkerJob) -> WorkerRun:
         if job.stop.is_set():
@@ -324,16 +344,23 @@ class WarmBackend:
             self._release(container)
 
     def _acquire(self, limits: Limits) -> WarmContainer:
-        """An idle container started with these limits, or a new one in place of another."""
+        """An idle container started with these limits, else one started ahead (once it is
+        created), else a new one in place of another."""
         key = container_key(limits)
         with self._lock:
             match = next((c for c in self._idle if c.key == key), None)
-            other = None if match or not self._idle else self._idle[0]
+            starting = self._starting.pop(0) if match is None and self._starting else None
+            other = None if match or starting or not self._idle else self._idle[0]
             for taken in (match, other):
                 if taken is not None:
                     self._idle.remove(taken)
         if match is not None:
             return match
+        if starting is not None:
+            started = starting.result()  # DockerError: its start failed, as a new one's would
+            if started.key == key:
+                return started
+            other = started
         if other is not None:
             other.close()
         return WarmContainer(self.image, limits, self.serve_count)
@@ -346,8 +373,12 @@ class WarmBackend:
             self._idle.append(container)
 
     def close(self) -> None:
-        """End every idle container."""
+        """End every idle container, and those started ahead that no run took."""
         with self._lock:
             idle, self._idle = self._idle, []
+            starting, self._starting = self._starting, []
+        for future in starting:
+            with contextlib.suppress(DockerError):
+                idle.append(future.result())
         for container in idle:
             container.close()
