@@ -180,15 +180,19 @@ def check(
 ) -> Feedback:
     """A candidate's own check of `path` on the checks they may see (by default on every
     problem with a file there; `reveal`, or the course's due date past, adds the
-    `after_due_date` ones). The worker starts first, from the course read without its checks
-    (so the course is read twice): it imports torch while the host does."""
+    `after_due_date` ones). The worker starts first: the local one from the course read
+    without its checks (so the course is read twice), importing torch while the host does; the
+    forked one once the grader has imported torch, before the course is read."""
     from grader.selfcheck import attempted, check_submission
 
     def chosen(catalog: Catalog) -> list[Problem]:
         return catalog.select(list(problems)) if problems else attempted(catalog, path)
 
-    unchecked = course(course_path, checked=False).catalog
-    ahead = batch_limits([p.spec.limits for p in chosen(unchecked)])
+    ahead = None
+    if backend is not BackendName.fork:  # a worker of its own, with the chosen problems' limits
+        ahead = batch_limits(
+            [p.spec.limits for p in chosen(course(course_path, checked=False).catalog)]
+        )
     started = make_backend(backend, isolation=Isolation.container, ready=ahead)  # no pool
     try:
         # With its checks, the course imports torch (or says to install it), as the worker does.

@@ -9,4 +9,4 @@ from pydantic import BaseModel, ConfigDict
 class Strict(BaseModel):
     """A model that refuses unknown fields and is frozen once validated."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)

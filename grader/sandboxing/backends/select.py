@@ -26,13 +26,13 @@ def make_backend(
     """The backend called `name`; never a silent fall back from the sandbox to local. Docker
     keeps submissions apart in warm workers' containers or in a `container` each. Given
     `ready` limits, workers for jobs with these limits start at once: the local backend's
-    first, or `workers` warm containers."""
+    first, or `workers` warm containers. The fork backend forks its first worker at once."""
     if name is BackendName.local:
         return LocalBackend(ready=ready)
     if name is BackendName.fork:
         from grader.sandboxing.backends.fork import ForkBackend
 
-        return ForkBackend(ready=ready is not None)
+        return ForkBackend(ready=True)
     from grader.sandboxing.backends import docker, warm
 
     reason = docker.unavailable_reason(image)
