@@ -37,8 +37,8 @@ class SimilarPair(BaseModel):
     )
     flagged: bool = Field(
         description="A person should look: the two stand out (a robust z-score of 6 or more "
-        "against this problem's pairs in this class) in two problems or more, here at least "
-        "half as far, or twice as far in this problem alone; where fewer than 8 submissions "
+        "against this problem's pairs in this class) here and in another problem, or twice as "
+        "far in this problem alone; where fewer than 8 submissions "
         "hand the problem in, a score of 0.8 or more. Never a verdict."
     )
 

@@ -44,10 +44,10 @@ def similarity_section(similarity: Similarity | None) -> list[str]:
         "course's solutions for little; helpers are read as if written where they are "
         f"called). A pair stands out in a problem at a robust z-score of {FLAG_Z:g} or more "
         "against all that problem's pairs in this class (median and median absolute "
-        "deviation). It is flagged where it stands out in two problems or more, in each "
-        f"problem where its z-score is {FLAG_Z / 2:g} or more, or in one problem alone at "
-        f"{2 * FLAG_Z:g} or more; where fewer than {FLAG_CLASS} submissions hand a problem in, "
-        f"at a score of {SMALL_CLASS_SCORE:.2f} or more. It ranks pairs for a person to read: "
+        "deviation). It is flagged where it stands out and the same two stand out in another "
+        f"problem too, or where its z-score is {2 * FLAG_Z:g} or more in one problem alone; "
+        f"where fewer than {FLAG_CLASS} submissions hand a problem in, at a score of "
+        f"{SMALL_CLASS_SCORE:.2f} or more. It ranks pairs for a person to read: "
         "no score changes.</p>",
     ]
     parts += [

@@ -55,15 +55,16 @@ def flagged(pair: Scored, outlying_problems: int) -> bool:
     """Whether a person should look at the pair, given the number of problems of the class in
     which the same two submissions stand out (`Scored.outlying`, this one included).
 
-    Standing out in two problems or more, the pair is flagged in each where it is at least
-    half as far out (a pair that copied several problems); standing out in this problem alone,
-    only twice as far (two students may think alike on one problem: an honest pair was seen at
-    a z-score of 8, copies of one problem at 15). Where the class is too small for a
+    Standing out in two problems or more (a pair that copied several problems), the pair is
+    flagged in each where it stands out; standing out in this problem alone, only twice as far
+    (two students may think alike on one problem: an honest pair was seen at a z-score of 8,
+    copies of one problem at 15). Never below the bar of standing out: two students alike in a
+    few problems are not flagged where they are ordinary. Where the class is too small for a
     distribution, on its score alone, at `SMALL_CLASS_SCORE`."""
     if math.isnan(pair.z):
         return pair.score >= SMALL_CLASS_SCORE
     if outlying_problems >= 2:
-        return pair.z >= FLAG_Z / 2
+        return pair.outlying
     return pair.z >= 2 * FLAG_Z
 
 
