@@ -27,7 +27,7 @@ def graded(installed: Installed) -> Path:
 
 def test_the_readme_names_the_wheel_that_is_built(wheel: Path) -> None:
     """The README's install command names the file `pip wheel` writes."""
-    assert f"pipx install {wheel.name}" in (ROOT / "README.md").read_text()
+    assert f"pip install {wheel.name}\n" in (ROOT / "README.md").read_text()
 
 
 def test_the_wheel_grades_outside_the_checkout(installed: Installed, graded: Path) -> None:
