@@ -42,7 +42,7 @@ def test_a_worker_forked_ahead_and_never_used_leaves_nothing_behind() -> None:
     (an error in the course, say) kills that worker and removes its folder."""
     from grader.sandboxing.backends.fork import ForkBackend
 
-    backend = ForkBackend(ready=True)
+    backend = ForkBackend()
     forked = backend._ready
     assert forked is not None and forked.home.is_dir()
     backend.close()

@@ -11,7 +11,7 @@ from enum import Enum
 from typing import Any, Union, get_args, get_origin
 
 from pydantic import BaseModel
-from pydantic_core import PydanticUndefined
+from pydantic_core import PydanticUndefined, to_jsonable_python
 
 from grader.specs.problem import CheckSpec, Config, Diagnosis, ModuleArg, ProblemSpec, TensorArg
 from grader.verdict.checks import CHECKS
@@ -74,20 +74,9 @@ def type_text(annotation: Any) -> str:
     return str(getattr(annotation, "__name__", annotation)).replace("typing.", "")
 
 
-def plain(value: Any) -> Any:
-    """A default as data: models and enums by their values, at any depth."""
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
-    if isinstance(value, dict):
-        return {plain(k): plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
-    return getattr(value, "value", value)
-
-
 def default_text(field: Any) -> str:
     if field.default_factory is not None:
-        return f"`{json.dumps(plain(field.default_factory()))}`"
+        return f"`{json.dumps(to_jsonable_python(field.default_factory()))}`"
     if field.default is PydanticUndefined:
         return "required"
     value = getattr(field.default, "value", field.default)

@@ -92,9 +92,9 @@ def check_name(test: FlatTest) -> str:
     return encoded[:room].decode(errors="ignore").rstrip() + CUT
 
 
-def result_tests(view: SubmissionReport) -> tuple[list[dict[str, Any]], int]:
+def result_tests(view: SubmissionReport) -> list[dict[str, Any]]:
     """One test per check of the candidate's view, in parts of a point, passed where it scored
-    (a forbidden API zeroes a problem's passed checks); and the parts."""
+    (a forbidden API zeroes a problem's passed checks)."""
     flat = list(flat_tests(view))
     parts = parts_per_point(flat)
     tests = []
@@ -108,12 +108,12 @@ def result_tests(view: SubmissionReport) -> tuple[list[dict[str, Any]], int]:
                 "max-score": worth,
             }
         )
-    return tests, parts
+    return tests
 
 
 def classroom50_result(view: SubmissionReport, identity: Identity) -> dict[str, Any]:
     """`result.json` for a candidate's (redacted) view of a report."""
-    tests, _ = result_tests(view)
+    tests = result_tests(view)
     return {
         "schema": SCHEMA,
         "classroom": identity.classroom,

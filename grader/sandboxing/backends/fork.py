@@ -33,7 +33,7 @@ from grader.sandboxing.capped import read_log
 WORKER_FAILED = 70
 
 
-@dataclass
+@dataclass(frozen=True)
 class Forked:
     """A forked worker waiting for its job on a pipe, in a folder of its own."""
 
@@ -53,14 +53,14 @@ class Forked:
 class ForkBackend:
     """Runs the worker in a fork of this process, in a session of its own.
 
-    Given `ready`, torch is imported and one worker forked at once: it installs its guard
-    while the grader reads the course, and the first job's files are copied into its folder."""
+    Torch is imported and one worker forked at once: it installs its guard while the grader
+    reads the course, and the first job's files are copied into its folder."""
 
     name = BackendName.fork
     isolation = Isolation.process
 
-    def __init__(self, ready: bool = False) -> None:
-        self._ready = fork_worker() if ready and torch_imported() else None
+    def __init__(self) -> None:
+        self._ready = fork_worker() if torch_imported() else None
 
     def describe(self) -> dict[str, str]:
         import torch  # imported once grading needs it: a course read without it says so
@@ -111,16 +111,17 @@ def torch_imported() -> bool:
 
 def fork_worker() -> Forked:
     """Fork a worker on folders of its own; it reads its job from the pipe once it is ready."""
-    forked = Forked(0, 0, Path(tempfile.mkdtemp(prefix="grader-fork-")))
-    forked.submission_dir.mkdir()
-    forked.out_dir.mkdir()
-    read, forked.job_pipe = os.pipe()
-    forked.pid = os.fork()
-    if forked.pid == 0:  # the worker: never returns
-        os.close(forked.job_pipe)
-        worker(read, forked.home / "log", forked.submission_dir, forked.out_dir)
+    home = Path(tempfile.mkdtemp(prefix="grader-fork-"))
+    submission, out = home / "submission", home / "out"
+    submission.mkdir()
+    out.mkdir()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the worker: never returns
+        os.close(write)
+        worker(read, home / "log", submission, out)
     os.close(read)
-    return forked
+    return Forked(pid, write, home)
 
 
 def worker(job_fd: int, log: Path, submission: Path, out: Path) -> None:

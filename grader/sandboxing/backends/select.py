@@ -32,7 +32,7 @@ def make_backend(
     if name is BackendName.fork:
         from grader.sandboxing.backends.fork import ForkBackend
 
-        return ForkBackend(ready=True)
+        return ForkBackend()
     from grader.sandboxing.backends import docker, warm
 
     reason = docker.unavailable_reason(image)
