@@ -30,7 +30,7 @@ def seconds(argv: list[str]) -> float:
 
 def grader_check(backend: str, problem: str | None) -> list[str]:
     chosen = ["--problem", problem] if problem else []
-    command = "from grader.cli.main import cli; cli()"
+    command = "from grader.cli.main import main; main()"
     return [sys.executable, "-c", command, "check", str(COMPLETE), "--backend", backend, *chosen]
 
 

@@ -339,6 +339,22 @@ def test_commands_that_run_no_tensors_start_without_torch(args: list[str], tmp_p
     assert out.stdout.strip().endswith("torch imported: False"), out.stdout[-300:]
 
 
+def test_the_command_freezes_what_it_imported_before_exiting(tmp_path: Path) -> None:
+    """`grader` (the installed script's entry) freezes its objects on the way out, so that the
+    interpreter's exit skips collecting torch; its exit status is the command's own."""
+    code = (
+        "import atexit, gc\n"
+        "atexit.register(lambda: print('frozen:', gc.get_freeze_count() > 0))\n"
+        "from grader.cli.main import main\nmain()"
+    )
+    for args, status in ((["problems"], 0), (["show", "no_such_problem"], 2)):
+        out = subprocess.run(
+            [sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=tmp_path
+        )
+        assert out.returncode == status, out.stderr
+        assert out.stdout.strip().endswith("frozen: True"), out.stdout[-300:]
+
+
 def test_a_broken_reference_is_a_grader_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -97,7 +97,7 @@ def test_a_signal_stops_the_batch_and_leaves_no_container(
     for copy in range(4):
         shutil.copytree(HOSTILE / "infinite_loop", batch / f"loop{copy}")
     command = [
-        sys.executable, "-c", "from grader.cli.main import cli; cli()", "grade", str(batch),
+        sys.executable, "-c", "from grader.cli.main import main; main()", "grade", str(batch),
         "--backend", "docker", "--image", sandbox_image, "--jobs", "2",
         "--problem", "causal_self_attention", "--out", str(tmp_path / "reports"),
     ]  # fmt: skip

@@ -53,7 +53,7 @@ OUTPUTS = ("result.json", "release-body.md")
 # What the grader reads of the runner's environment (sudo starts it with a clean one).
 PASSED = ("CLASSROOM", "ASSIGNMENT", "ASSIGNMENT_TYPE", "SUBMISSION_TAG", "COMMIT_URL",
           "RELEASE_URL", "REVIEW_URL", "OWNER", "USERNAME", "GITHUB_OUTPUT")
-CLI = "from grader.cli.main import cli; cli()"
+CLI = "from grader.cli.main import main; main()"
 
 
 def log(line):
