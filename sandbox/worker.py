@@ -34,6 +34,7 @@ defines every record of the protocol, both ways, once (`protocol.py`).
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import signal
 import sys
@@ -88,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     run_submission(parts, str(submission), files, args.out, (data_fd,), sink, args.clean_scratch)
     if sink is None:
         os.close(data_fd)
+    gc.freeze()  # the exit then passes over torch's objects: the host waits 0.3 s less
     return 0
 
 
