@@ -32,14 +32,15 @@ def test_code_cells_become_a_module_without_magics() -> None:
     text = notebook(
         ("markdown", "# My attention"),
         ("code", "%matplotlib inline\n!pip install torch\nimport math"),
-        ("code", "%%timeit\nx = 1"),
-        ("code", "def f():\n    return math.pi"),
+        ("code", "%%bash\necho 1"),
+        ("code", "%%time\ndef f():\n    return math.pi"),
     )
     made = notebook_module(text.encode())
-    assert made is not None and made.left_out == 4
+    assert made is not None and made.left_out == 5
     source = made.source.decode()
     assert f"{LEFT_OUT}%matplotlib inline" in source and "\nimport math\n" in source
-    assert f"{LEFT_OUT}x = 1" in source and defines(made.source, ["f"])
+    assert f"{LEFT_OUT}echo 1" in source and f"{LEFT_OUT}%%time" in source
+    assert defines(made.source, ["f"])  # a timed cell's body is Python
     assert notebook_module(b'{"not": "a notebook"}') is None
     assert notebook_module(b"\xff\xfe") is None
 
@@ -94,6 +95,32 @@ def test_check_finds_the_problems_of_a_notebook(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["check", str(folder)], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert "split_heads" in result.output and "self_attention" in result.output
+
+
+def test_a_name_in_a_notebook_serves_one_problem(tmp_path: Path) -> None:
+    """homework.ipynb holds split_heads and problem 9's CausalSelfAttention, the class
+    flash_attention.py must define too: it is problem 9's, and problem 10, never attempted, is
+    not graded; the notes say so, and how to hand it in for problem 10."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    causal = (COMPLETE / "causal_self_attention.py").read_text()
+    own = causal.replace("from split_heads import merge_heads, split_heads\n", "")  # a cell above
+    assert own != causal
+    cells = [("code", (COMPLETE / "split_heads.py").read_text()), ("code", own)]
+    (folder / "homework.ipynb").write_text(notebook(*cells))
+    result = CliRunner().invoke(cli, ["check", str(folder)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "causal_self_attention" in result.output and "flash_attention" not in result.output
+    out = tmp_path / "out"
+    args = ["grade", str(folder), "--out", str(out), "--backend", "local"]
+    assert CliRunner().invoke(cli, args, catch_exceptions=False).exit_code == 0
+    report = SubmissionReport.model_validate_json((out / "mine.json").read_text())
+    scored = {p.problem: p.score for p in report.problems if p.score}
+    assert scored == {"split_heads": 13, "causal_self_attention": 17}, scored
+    assert (
+        "flash_attention.py: not made of homework.py, whose CausalSelfAttention is "
+        "causal_self_attention.py's (hand it in as flash_attention.py or flash_attention.ipynb)"
+    ) in report.message
 
 
 def test_a_problem_s_notebook_stands_for_that_problem_alone(tmp_path: Path) -> None:

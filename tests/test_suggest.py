@@ -13,7 +13,7 @@ from rich.console import Console
 from grader.grade import Grader
 from grader.reports.html import render_feedback_html
 from grader.reports.markdown import candidate_feedback
-from grader.reports.models import ProblemStatus
+from grader.reports.models import CheckStatus, ProblemStatus
 from grader.reports.redact import candidate_view
 from grader.reports.terminal import print_feedback
 from grader.verdict.checks.scope import Sources
@@ -32,6 +32,8 @@ from tests.test_notebooks import notebook
         ("split_heads.py", "split_head.py", True),
         ("GroupedQueryAttention", "GQA", True),
         ("MultiHeadAttention", "MultiHeadAtention", True),
+        ("CausalSelfAttention", "CausalSelfAttn", True),
+        ("split_heads", "split_hds", True),
         ("split_heads.py", "merge_heads.py", False),
         ("self_attention.py", "causal_self_attention.py", False),
         ("mha_by_loop", "attend", False),
@@ -60,6 +62,16 @@ def test_another_problem_s_file_is_never_a_near_miss() -> None:
     assert "rename" in str(missing_file("causal_attention.py", found))
     taken = {"causal_attention.py", "causal_self_attention.py"}
     assert missing_file("causal_attention.py", found, taken) is None
+
+
+def test_a_near_miss_is_offered_to_the_problem_it_is_most_like() -> None:
+    """`multi_head_attention (1).py` is alike to two problems' files: only the one it copies
+    is told to rename it."""
+    found = ["multi_head_attention (1).py"]
+    taken = {p.name for p in (ROOT / "submissions" / "complete").iterdir()}
+    near = missing_file("multi_head_attention.py", found, taken)
+    assert near == "found multi_head_attention (1).py: rename it to multi_head_attention.py"
+    assert missing_file("multi_head_self_attention.py", found, taken) is None
 
 
 @pytest.mark.parametrize(
@@ -165,3 +177,27 @@ def test_a_syntax_error_shows_its_place_to_the_candidate(
     assert ", column " in view.problem("self_attention").message
     assert "`def forward(self x):`" in view.problem("self_attention").message
     assert "self\\_attention.py:" in candidate_feedback(view)
+
+
+def test_a_class_named_short_is_told_its_rename_by_every_check(
+    make_grader: Callable[..., Grader], tmp_path: Path
+) -> None:
+    """`class CausalSelfAttn`: every check that builds the class says what to rename, the one
+    expecting the constructor to raise included (the grader's lookup of the name is not the
+    candidate's KeyError); the source check still runs."""
+    root = tmp_path / "short"
+    root.mkdir()
+    shutil.copy(ROOT / "submissions" / "complete" / "split_heads.py", root)
+    code = (ROOT / "submissions" / "complete" / "causal_self_attention.py").read_text()
+    (root / "causal_self_attention.py").write_text(
+        code.replace("class CausalSelfAttention(", "class CausalSelfAttn(")
+    )
+    report = make_grader(["causal_self_attention"]).grade_many([root], jobs=1)[0]
+    checks = report.problem("causal_self_attention").checks
+    renamed = "defines no CausalSelfAttention: rename CausalSelfAttn to CausalSelfAttention"
+    for check in checks:
+        if check.check == "forbidden_api":
+            assert check.status is CheckStatus.passed
+        else:
+            assert check.status is CheckStatus.error and renamed in check.message, check
+    assert any(c.check == "raises" for c in checks)

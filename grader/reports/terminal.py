@@ -172,6 +172,8 @@ def print_feedback(
     """A candidate's feedback on the checks they may see; `unseen` gives, per problem, how many
     checks were not run here and what they are worth."""
     console = console or Console()
+    if view.message:  # what was made of notebooks, what was left out
+        console.print(f"[dim]{escape(view.message)}[/dim]", highlight=False, soft_wrap=True)
     skipped = [p.problem for p in view.problems if p.status is ProblemStatus.not_attempted]
     for problem in view.problems:
         if problem.status is ProblemStatus.not_attempted:

@@ -18,6 +18,10 @@ from grader.sandboxing.bindings import bound
 
 NOTEBOOK = ".ipynb"
 IPYTHON = ("%", "!")  # a line magic, a shell escape: not Python
+PYTHON_CELLS = {"time", "timeit", "capture", "prun", "debug", "python", "python3"}
+"""The cell magics whose body is Python, run as it is (timed, captured, profiled): the body is
+kept, the magic's line left out. Any other cell (`%%bash`, `%%writefile`, `%%html`...) is left
+out whole."""
 LEFT_OUT = "# left out (not Python): "
 
 
@@ -52,9 +56,10 @@ def notebook_module(data: bytes) -> Converted | None:
         if cell.cell_type != "code":
             continue
         text = cell.source if isinstance(cell.source, str) else "".join(cell.source)
-        magic_cell = text.lstrip().startswith("%%")
+        magic = text.lstrip().split(maxsplit=1)[0] if text.lstrip().startswith("%%") else ""
+        foreign = bool(magic) and magic.removeprefix("%%") not in PYTHON_CELLS
         for line in text.splitlines():
-            if magic_cell or line.lstrip().startswith(IPYTHON):
+            if foreign or line.lstrip().startswith(IPYTHON):
                 lines.append(LEFT_OUT + line)
                 left_out += 1
             else:

@@ -230,17 +230,26 @@ def content_hash(source: Path) -> str:
 def from_notebooks(chosen: Selection, entries: Mapping[str, Sequence[str]]) -> None:
     """Each entry file not handed in whose names a notebook's module defines (one notebook
     for the whole set): a module of one line that imports them from it. A notebook named as a
-    problem's file is that problem's alone (problems may share a class's name)."""
+    problem's file is that problem's alone, and a name serves one problem only, the first in
+    `entries` that asks for it (problems may share a class's name: the notebook holds one)."""
+    served: dict[tuple[str, str], str] = {}  # (module, name) -> the entry file it serves
     for entry, names in entries.items():
         if entry in chosen.files:
             continue
         for module in chosen.notebooks:
-            if module in entries:
+            if module in entries or not defines(chosen.files[module], names):
                 continue
-            if defines(chosen.files[module], names):
-                chosen.files[entry] = f"from {module.removesuffix('.py')} import *\n".encode()
-                chosen.made.append(f"{entry}: {', '.join(names)} from {module}")
-                break
+            taken = [served[module, n] for n in names if (module, n) in served]
+            if taken:
+                chosen.made.append(
+                    f"{entry}: not made of {module}, whose {', '.join(names)} is {taken[0]}'s "
+                    f"(hand it in as {entry} or {entry.removesuffix('.py')}{NOTEBOOK})"
+                )
+                continue
+            chosen.files[entry] = f"from {module.removesuffix('.py')} import *\n".encode()
+            chosen.made.append(f"{entry}: {', '.join(names)} from {module}")
+            served.update(((module, n), entry) for n in names)
+            break
 
 
 def files_found(source: Path, entries: Mapping[str, Sequence[str]]) -> set[str]:

@@ -29,21 +29,43 @@ def key(name: str) -> str:
     return "".join(c for c in stem.lower() if c.isalnum())
 
 
+def words(name: str) -> list[str]:
+    """`GroupedQueryAttention` and `grouped_query_attention` -> grouped, query, attention."""
+    return [w.lower() for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", name)]
+
+
 def initials(name: str) -> str:
     """`GroupedQueryAttention` -> `gqa`, `multi_head_attention` -> `mha`."""
-    words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", name)
-    return "".join(word[0] for word in words).lower()
+    return "".join(word[0] for word in words(name))
+
+
+def abbreviated(wanted: str, name: str) -> bool:
+    """Whether each word of `name` shortens the same word of `wanted`: its first letter, then
+    some of the others in order (`CausalSelfAttn`, `split_hds`)."""
+    want, got = words(wanted), words(name)
+
+    def shortens(short: str, word: str) -> bool:
+        rest = iter(word[1:])
+        return short[0] == word[0] and all(c in rest for c in short[1:])
+
+    return len(got) == len(want) > 1 and all(map(shortens, got, want))
 
 
 def alike(wanted: str, name: str) -> bool:
-    """Whether `name` is a near miss of `wanted`: the same key, one within a few edits, or its
-    initials."""
+    """Whether `name` is a near miss of `wanted`: the same key, one within a few edits, its
+    initials, or its words shortened."""
     want, got = key(wanted), key(name)
     if not got:
         return False
-    if got == want or got == initials(wanted):
+    if got == want or got == initials(wanted) or abbreviated(wanted, name):
         return True
     return difflib.SequenceMatcher(None, want, got).ratio() >= 0.85
+
+
+def nearest(name: str, entries: Iterable[str]) -> str:
+    """The entry `name` is most like: the same key first, then the most characters alike."""
+    got = key(name)
+    return max(entries, key=lambda e: difflib.SequenceMatcher(None, key(e), got).ratio())
 
 
 def cut(name: str) -> str:
@@ -58,11 +80,14 @@ def listed(names: list[str]) -> str:
 def missing_file(entry: str, found: Iterable[str], taken: Collection[str] = ()) -> str | None:
     """What to do when `entry` is not in the submission but `found` (its files, by relative
     path) holds a near miss: rename it, move it to the top folder, or save a notebook as
-    Python. A file named as another problem's (`taken`) is that problem's, never a near miss."""
+    Python. A file named as another problem's (`taken`: the course's entry files), or more
+    like another's name than this one's, is that problem's, never this one's near miss."""
     for path in found:
         name = path.rsplit("/", 1)[-1]
         if not alike(entry, name) or (name in taken and name != entry):
             continue
+        if entry in taken and nearest(name, taken) != entry:
+            continue  # another problem's near miss more than this one's
         if name.lower().endswith(NOTEBOOK):
             return (
                 f"found the notebook {cut(path)}: save it as Python (File > Save and Export "

@@ -21,6 +21,7 @@ from grader.reports.models import AttentionPattern, CheckStatus, Diagnosis
 from grader.sandboxing.results import (
     BufferInfo,
     CallResult,
+    ErrorInfo,
     ModuleInfo,
     ParamInfo,
     ProbeResult,
@@ -176,11 +177,7 @@ class Context:
             raise self.missing()
         if result.data.error is not None:
             error = result.data.error
-            symbol = self.plan.probes[probe_id]["symbol"]
-            if error.stage == "init" and error.type == "KeyError" and not error.frames:
-                absent = missing_symbol(self.sources, self.spec.entry, symbol)
-                if absent is not None:  # the worker found no such name in the module
-                    raise Failure(absent, CheckStatus.error)
+            self.found_symbol(probe_id, error)
             stage = {
                 "init": "the constructor raised",
                 "inspect": "the module could not be inspected",
@@ -194,6 +191,16 @@ class Context:
         if gap is not None:
             raise Failure(malformed(f"{probe_id}: {gap}"), CheckStatus.error)
         return result
+
+    def found_symbol(self, probe_id: str, error: ErrorInfo) -> None:
+        """A Failure naming what to rename when `error` is the worker's lookup of the probe's
+        symbol (a KeyError before any of the candidate's code ran) and the module binds no
+        such name; the candidate's own error otherwise."""
+        if error.stage == "init" and error.type == "KeyError" and not error.frames:
+            symbol = self.plan.probes[probe_id]["symbol"]
+            absent = missing_symbol(self.sources, self.spec.entry, symbol)
+            if absent is not None:
+                raise Failure(absent, CheckStatus.error)
 
     def reference(self, probe_id: str) -> ProbeResult:
         return self.ref[probe_id]

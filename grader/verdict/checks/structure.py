@@ -265,6 +265,7 @@ class Raises(Check[RaisesParams]):
         wanted = " or ".join(self.params.exceptions)
         if error is None:
             return Verdict(CheckStatus.failed, f"{self.what} did not raise {wanted}")
+        ctx.found_symbol(self.probe, error)
         if error.stage != self.stage or error.type not in self.params.exceptions:
             return Verdict(
                 CheckStatus.failed,
