@@ -33,8 +33,8 @@ from grader.sandboxing.staging import Staged, display, stage_submission
 from grader.sandboxing.untrusted import InvalidOutput
 from grader.verdict.checks.scope import Sources
 from grader.verdict.judge import judge_problem
+from grader.verdict.near import missing_file
 from grader.verdict.prepare import Prepared, prepare
-from grader.verdict.suggest import missing_file
 
 
 def scratch_root() -> str | None:

@@ -17,7 +17,8 @@ from grader.reports.models import CheckStatus, ProblemStatus
 from grader.reports.redact import candidate_view
 from grader.reports.terminal import print_feedback
 from grader.verdict.checks.scope import Sources
-from grader.verdict.suggest import alike, missing_file, missing_import, missing_symbol
+from grader.verdict.near import alike, missing_file
+from grader.verdict.suggest import missing_import, missing_symbol
 from tests.conftest import ROOT
 from tests.test_notebooks import notebook
 
