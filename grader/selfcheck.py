@@ -13,6 +13,7 @@ from grader.reports.redact import candidate_view
 from grader.sandboxing.backends.base import Backend
 from grader.sandboxing.staging import files_found
 from grader.specs.problem import Visibility
+from grader.verdict.near import missing_file
 
 
 def shown_visibilities(reveal_after_due: bool) -> set[Visibility]:
@@ -38,17 +39,21 @@ class NothingToCheck(GraderError):
 
 
 def attempted(catalog: Catalog, path: Path) -> list[Problem]:
-    """The problems whose entry file is in `path`, or made of a notebook there, as staging
-    finds them; NothingToCheck, saying what was expected, when there is none."""
+    """The problems whose entry file is in `path`, made of a notebook there, or named almost
+    right (their feedback says what to rename), as staging finds them; NothingToCheck, saying
+    what was expected and what to rename, when there is none."""
     problems = catalog.problems.values()
-    files = files_found(path, {p.spec.entry: p.spec.symbols for p in problems})
-    found = [p for p in problems if p.spec.entry in files]
-    if not found:
-        expected = ", ".join(p.spec.entry for p in catalog.problems.values())
-        raise NothingToCheck(
-            f"no problem file in {path}: expected one or more of {expected} "
+    entries = {p.spec.entry for p in problems}
+    files, others = files_found(path, {p.spec.entry: p.spec.symbols for p in problems})
+    near = {p.spec.entry: missing_file(p.spec.entry, [*files, *others], entries) for p in problems}
+    found = [p for p in problems if p.spec.entry in files or near[p.spec.entry]]
+    if not any(p.spec.entry in files for p in found):
+        renames = "; ".join(hint for hint in near.values() if hint)
+        expected = (
+            f"expected one or more of {', '.join(sorted(entries))} "
             "(`grader init PROBLEM` writes a starter)"
         )
+        raise NothingToCheck(f"no problem file in {path}: {renames or expected}")
     return found
 
 

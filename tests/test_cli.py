@@ -77,6 +77,8 @@ def test_init_writes_starter_once(tmp_path: Path, catalog: Catalog) -> None:
     code, out = run("init", "split_heads", str(tmp_path / "work"))
     assert code != 0 and "not overwritten" in out
     assert written.read_text() == "# mine"
+    code, out = run("init", "self_attention", str(tmp_path / "work"), "--course", str(ROOT))
+    assert code == 0 and f"`grader check {tmp_path / 'work'} --course {ROOT}`" in out, out
 
 
 def test_report_rerenders_saved_json(tmp_path: Path) -> None:

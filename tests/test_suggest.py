@@ -8,8 +8,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from rich.console import Console
 
+from grader.cli.main import cli
 from grader.grade import Grader
 from grader.reports.html import render_feedback_html
 from grader.reports.markdown import candidate_feedback
@@ -202,3 +204,23 @@ def test_a_class_named_short_is_told_its_rename_by_every_check(
         else:
             assert check.status is CheckStatus.error and renamed in check.message, check
     assert any(c.check == "raises" for c in checks)
+
+
+def test_check_names_the_files_to_rename(tmp_path: Path) -> None:
+    """`grader check` as a hurried candidate meets it: a misnamed file beside a right one is
+    reported with its rename (not silently passed over); a folder of misnamed files only is
+    told what to rename, not just what was expected."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    complete = ROOT / "submissions" / "complete"
+    shutil.copy(complete / "mha_by_loop.py", mine)
+    shutil.copy(complete / "split_heads.py", mine / "SplitHeads.py")
+    result = CliRunner().invoke(cli, ["check", str(mine)], catch_exceptions=False)
+    assert result.exit_code == 1, result.output
+    assert "found SplitHeads.py: rename it to split_heads.py" in result.output
+    (mine / "mha_by_loop.py").rename(mine / "mha_by_loop.py.txt")
+    result = CliRunner().invoke(cli, ["check", str(mine)], catch_exceptions=False)
+    assert result.exit_code == 2
+    assert result.output.startswith(f"Error: no problem file in {mine}: found ")
+    for hint in ("SplitHeads.py: rename it to split_heads.py", "rename it to mha_by_loop.py"):
+        assert hint in result.output, result.output

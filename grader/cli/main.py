@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -63,7 +64,8 @@ def show(problem: str, course: Path | None) -> None:
 def init(problem: str, directory: Path, course: Path | None) -> None:
     """Write PROBLEM's starter file into DIRECTORY (never over an existing file)."""
     path = api.write_starter(course, problem, directory)
-    click.echo(f"wrote {path}: run `grader check {directory}` to test it")
+    again = ["grader", "check", str(directory), *(["--course", str(course)] if course else [])]
+    click.echo(f"wrote {path}: run `{shlex.join(again)}` to test it")
 
 
 @cli.command()

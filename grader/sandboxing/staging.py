@@ -252,11 +252,12 @@ def from_notebooks(chosen: Selection, entries: Mapping[str, Sequence[str]]) -> N
             break
 
 
-def files_found(source: Path, entries: Mapping[str, Sequence[str]]) -> set[str]:
-    """The Python files staging would copy of `source`, those made of its notebooks included."""
+def files_found(source: Path, entries: Mapping[str, Sequence[str]]) -> tuple[set[str], list[str]]:
+    """The Python files staging would copy of `source`, those made of its notebooks included,
+    and its other files' names (as feedback shows them)."""
     chosen = select(source)
     from_notebooks(chosen, entries)
-    return set(chosen.files)
+    return set(chosen.files), chosen.others
 
 
 def stage_submission(
