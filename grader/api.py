@@ -24,7 +24,14 @@ from grader.errors import GraderError
 from grader.outputs import FORMATS, Options, parse_formats, read_reports, write_outputs
 from grader.reports.junit import SuiteBy
 from grader.reports.models import ProblemStatus, SubmissionReport, json_schema, write_report
-from grader.reports.similarity import Similarity, similarity_schema, write_pairs
+from grader.reports.similarity import (
+    VIEW_FILE,
+    Similarity,
+    read_view,
+    similarity_schema,
+    write_pairs,
+    write_view,
+)
 from grader.resume import stale_warning
 from grader.sandboxing.backends.base import BackendName, Isolation, LimitOverrides, batch_limits
 from grader.sandboxing.backends.select import make_backend
@@ -271,6 +278,8 @@ def grade(
         from grader.similarity.compare import compare_class
 
         compared = compare_class(path, found.catalog, problems)
+        for written in (write_pairs(compared.pairs, out_dir), write_view(compared, out_dir)):
+            listener.wrote(str(written))
     render(reports, formats, out_dir, shown, junit_by, listener.note, listener.wrote, compared)
     numbers = {p.spec.id: p.spec.number for p in found.catalog.problems.values()}
     return Graded(reports, numbers, found.catalog.is_kit)
@@ -293,8 +302,10 @@ def report(
     shown = reveal_after_due(reveal, read_course(course_path))
     (first, *others) = directories
     merging = bool(others) or (out_dir is not None and read_shard(first) is not None)
+    compared = None
     if not merging:
         reports = saved_reports(first)
+        compared = saved_similarity(first, listener) if "html" in formats else None
     elif out_dir is None:
         raise GraderError("merging shards needs --out: the folder of the merged outputs")
     else:
@@ -306,10 +317,20 @@ def report(
     if target.resolve() != first.resolve():  # a merge's out_dir is never one of its shards
         for saved in reports:
             write_report(saved, target)
-    render(reports, formats, target, shown, junit_by, listener.note, listener.wrote)
+    render(reports, formats, target, shown, junit_by, listener.note, listener.wrote, compared)
     if merging:
         listener.note(f"merged {len(reports)} report(s) from {len(directories)} shards")
     return reports
+
+
+def saved_similarity(folder: Path, listener: Listener) -> Similarity | None:
+    """The similarity section `grade --format html` saved in `folder`, for the class report
+    rendered again; a warning, and none, if it cannot be read."""
+    try:
+        return read_view(folder)
+    except (OSError, ValueError) as exc:
+        listener.warn(f"{folder / VIEW_FILE} unreadable, the class report has no similarity: {exc}")
+        return None
 
 
 def similarity(

@@ -12,8 +12,9 @@ import pytest
 
 from grader import api
 from grader.reports.html import render_html
-from grader.reports.similarity import PAIRS, Similarity, SimilarPair
+from grader.reports.similarity import PAIRS, SIMILARITY_FILE, VIEW_FILE, Similarity, SimilarPair
 from tests.class_reports import realistic_class
+from tests.fakes import FakeBackend
 from tests.similarity_class import copied_class, honest_class, write_class
 from tests.similarity_disguises import DISGUISES, everything
 
@@ -145,6 +146,30 @@ def test_the_class_report_shows_the_pairs_side_by_side(
     page = render_html(reports, similarity=result)
     assert page.count('<details class="pair-view" open>') >= 11
     assert '<span class="hit">' in page and "moved_copy_of_loops" in page
+
+
+def test_report_renders_again_the_similarity_grade_saved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`grade --format html` saves the pairs and the section it rendered; `report --format
+    html` renders it again without the submissions; a section it cannot read is a warning."""
+    monkeypatch.setattr("grader.batch.make_backend", lambda *args, **kwargs: FakeBackend())
+    students, _ = copied_class()
+    folder = write_class({n: students[n] for n in sorted(students)[:4]}, tmp_path / "class")
+    out = tmp_path / "out"
+    api.grade(folder, out_dir=out, formats=["html"])
+    graded = (out / "report.html").read_text()
+    assert 'id="similarity"' in graded and PAIRS.validate_json((out / SIMILARITY_FILE).read_text())
+    (out / "report.html").unlink()
+    api.report([out], formats=["html"])
+    assert (out / "report.html").read_text().count('class="pair-view"') == graded.count(
+        'class="pair-view"'
+    )
+    (out / VIEW_FILE).write_text("{")
+    warned: list[str] = []
+    api.report([out], formats=["html"], listener=api.Listener(warn=warned.append))
+    assert 'id="similarity"' not in (out / "report.html").read_text()
+    assert len(warned) == 1 and VIEW_FILE in warned[0], warned
 
 
 def test_the_command_prints_the_ranking_and_writes_the_pairs(tmp_path: Path) -> None:

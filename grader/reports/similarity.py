@@ -11,6 +11,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 SIMILARITY_FILE = "similarity.json"
+VIEW_FILE = "similarity-view.json"
+"""The class report's similarity section as `grade` rendered it (its code side by side), for
+`grader report` to render again without the submissions."""
 FLAG_Z = 6.0
 """The robust z-score at which a pair stands out from its problem's pairs."""
 FLAG_CLASS = 8
@@ -116,3 +119,19 @@ def summary_lines(similarity: Similarity, top: int) -> list[str]:
     lines.append(f"{flagged} pair(s) flagged of {len(similarity.pairs)} sharing code")
     lines += [f"flagging limited: {line}" for line in limited_lines(similarity)]
     return lines + [f"left out: {note}" for note in similarity.notes]
+
+
+VIEW = TypeAdapter(Similarity)
+
+
+def write_view(similarity: Similarity, out_dir: Path) -> Path:
+    path = out_dir / VIEW_FILE
+    path.write_bytes(VIEW.dump_json(similarity) + b"\n")
+    return path
+
+
+def read_view(out_dir: Path) -> Similarity | None:
+    """The similarity section `grade` saved in `out_dir`, None if it saved none; a ValueError
+    says why a saved one cannot be read."""
+    path = out_dir / VIEW_FILE
+    return VIEW.validate_json(path.read_bytes()) if path.is_file() else None
