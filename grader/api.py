@@ -185,15 +185,19 @@ def check(
     seed: int | None = None,
     reveal: bool = False,
 ) -> Feedback:
-    """A candidate's own check of `path` on the checks they may see (by default on every
-    problem with a file there; `reveal`, or the course's due date past, adds the
-    `after_due_date` ones). The worker starts first: the local one from the course read
-    without its checks (so the course is read twice), importing torch while the host does; the
-    forked one once the grader has imported torch, before the course is read."""
-    from grader.selfcheck import attempted, check_submission
+    """A candidate's own check of `path` (a folder, or one problem's file in it) on the checks
+    they may see (by default on every problem with a file there; `reveal`, or the course's due
+    date past, adds the `after_due_date` ones). The worker starts first: the local one from the
+    course read without its checks (so the course is read twice), importing torch while the
+    host does; the forked one once the grader has imported torch, before the course is read."""
+    from grader.selfcheck import attempted, check_submission, problem_of
+
+    folder = path.parent if path.is_file() else path
 
     def chosen(catalog: Catalog) -> list[Problem]:
-        return catalog.select(list(problems)) if problems else attempted(catalog, path)
+        if problems:
+            return catalog.select(list(problems))
+        return problem_of(catalog, path) if path.is_file() else attempted(catalog, path)
 
     ahead = None
     if backend is not BackendName.fork:  # a worker of its own, with the chosen problems' limits
@@ -209,7 +213,7 @@ def check(
         selected = chosen(found.catalog)
         drawn = draw_seed(kit_seed(found.catalog, seed))
         shown = reveal_after_due(reveal, found.course)
-        view, unseen = check_submission(path, found.catalog, selected, started, drawn, shown)
+        view, unseen = check_submission(folder, found.catalog, selected, started, drawn, shown)
     finally:
         started.close()  # the worker started ahead, if no job took it
     return Feedback(view, unseen)

@@ -11,6 +11,7 @@ from grader.errors import GraderError
 from grader.reports.models import SubmissionReport
 from grader.reports.redact import candidate_view
 from grader.sandboxing.backends.base import Backend
+from grader.sandboxing.notebooks import NOTEBOOK
 from grader.sandboxing.staging import files_found
 from grader.specs.problem import Visibility
 from grader.verdict.near import missing_file
@@ -54,6 +55,19 @@ def attempted(catalog: Catalog, path: Path) -> list[Problem]:
             "(`grader init PROBLEM` writes a starter)"
         )
         raise NothingToCheck(f"no problem file in {path}: {renames or expected}")
+    return found
+
+
+def problem_of(catalog: Catalog, path: Path) -> list[Problem]:
+    """The problem a file stands for: its entry file, or a notebook named as it; NothingToCheck,
+    saying to check the folder, for any other file."""
+    name = path.name.removesuffix(NOTEBOOK)
+    found = [p for p in catalog.problems.values() if name in (p.spec.entry, p.spec.entry[:-3])]
+    if not found:
+        raise NothingToCheck(
+            f"{path.name} is no problem's file: `grader check {path.parent}` checks the "
+            "problems of every file there"
+        )
     return found
 
 

@@ -273,6 +273,17 @@ def test_check_grades_visible_checks_only(catalog: Catalog) -> None:
     assert json.dumps(out)  # plain text, no terminal codes needed
 
 
+def test_check_takes_one_problem_s_file(tmp_path: Path) -> None:
+    """`grader check split_heads.py` checks that problem, with the folder's other files there
+    to import; any other file is told to check the folder."""
+    mine = Path(shutil.copytree(ROOT / "submissions" / "complete", tmp_path / "mine"))
+    code, out = run("check", str(mine / "causal_self_attention.py"))
+    assert code == 0 and "causal_self_attention  " in out and "split_heads  " not in out, out
+    (mine / "notes.txt").write_text("to do")
+    code, out = run("check", str(mine / "notes.txt"))
+    assert code == 2 and f"notes.txt is no problem's file: `grader check {mine}`" in out, out
+
+
 def test_grade_refuses_without_an_engine(tmp_path: Path) -> None:
     """No silent fall back to unsandboxed code: the message says how to start Docker and how to
     opt into the local backend knowingly; nothing is graded."""

@@ -69,14 +69,15 @@ def init(problem: str, directory: Path, course: Path | None) -> None:
 
 
 @cli.command()
-@click.argument("path", default=".", type=EXISTING)
+@click.argument("path", default=".", type=click.Path(exists=True, path_type=Path))
 @option("--problem", "problems", multiple=True, help="Only these (default: those in PATH).")
 @backend_option(api.CHECK_BACKEND, own_code=True)
 @seed_option
 @option("--reveal", is_flag=True, help="Also run the `after_due_date` checks.")
 @course_option
 def check(path: Path, course: Path | None, **options: Any) -> None:
-    """Check your work in PATH on the visible checks, with feedback on every failure.
+    """Check your work in PATH (a folder, or one problem's file) on the visible checks, with
+    feedback on every failure.
 
     Hidden checks are not run here: their number and worth are shown, they count when graded.
     Exit status: 0 when every check run here passed, 1 otherwise, 2 on a grader error.
