@@ -68,6 +68,14 @@ def test_show_has_statement_contract_and_starter(catalog: Catalog) -> None:
     assert run("show", "no_such_problem")[0] != 0
 
 
+def test_a_problem_is_named_by_id_or_number(catalog: Catalog) -> None:
+    """As `grader problems` lists them: `show 9` is `show causal_self_attention`."""
+    number = str(catalog.problems["causal_self_attention"].spec.number)
+    assert run("show", number) == run("show", "causal_self_attention")
+    code, out = run("show", "99")
+    assert code == 2 and "unknown problem 99" in out and "or their numbers" in out
+
+
 def test_init_writes_starter_once(tmp_path: Path, catalog: Catalog) -> None:
     code, _ = run("init", "split_heads", str(tmp_path / "work"))
     assert code == 0

@@ -269,11 +269,16 @@ class Catalog:
         return LiveReference(self.reference_file)
 
     def select(self, ids: list[str] | None) -> list[Problem]:
+        """The problems named by id or by number (`9`, as `grader problems` lists them); all of
+        them when none is named."""
         if not ids:
             return list(self.problems.values())
+        numbers = {str(p.spec.number): i for i, p in self.problems.items()}
+        ids = [numbers.get(i, i) for i in ids]
         unknown = [i for i in ids if i not in self.problems]
         if unknown:
             raise SpecError(
-                f"unknown problem {', '.join(unknown)} (known: {', '.join(self.problems)})"
+                f"unknown problem {', '.join(unknown)} (known: {', '.join(self.problems)}, "
+                "or their numbers)"
             )
         return [self.problems[i] for i in ids]
