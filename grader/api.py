@@ -24,6 +24,7 @@ from grader.errors import GraderError
 from grader.outputs import FORMATS, Options, parse_formats, read_reports, write_outputs
 from grader.reports.junit import SuiteBy
 from grader.reports.models import ProblemStatus, SubmissionReport, json_schema, write_report
+from grader.reports.safe import plain
 from grader.reports.similarity import (
     VIEW_FILE,
     Similarity,
@@ -48,7 +49,7 @@ __all__ = [
     "CACHE_DIR", "DEFAULT_BASE", "DEFAULT_TAG", "FORMATS", "JOBS", "SUITES", "TORCH_VERSION",
     "BackendName", "GraderError", "Interrupted", "Isolation", "LimitOverrides", "Listener",
     "Settings", "Shard", "SuiteBy", "build_image", "download_wheelhouse", "make_base_image",
-    "parse_formats",
+    "parse_formats", "plain",
 ]  # fmt: skip
 
 SUITES: tuple[str, ...] = get_args(SuiteBy)

@@ -1,23 +1,57 @@
 """Every output format stays well-formed whatever bytes a candidate controls: a folder name and
-messages with terminal escapes, control characters, markup, HTML and spreadsheet formulas."""
+messages with terminal escapes, control characters, invisible and direction-changing
+characters, markup, HTML and spreadsheet formulas."""
 
 from __future__ import annotations
 
+import base64
 import csv
+import json
+import shutil
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from rich.console import Console
 
+from grader.cli.main import cli
+from grader.names import report_file, slug
 from grader.outputs import Options, write_outputs
-from grader.reports.models import CheckStatus, ProblemStatus, Student, SubmissionReport
+from grader.reports import safe
+from grader.reports.models import CheckStatus, ProblemStatus, Student, SubmissionReport, read_report
 from grader.reports.terminal import print_scores
 from tests.reports import check, problem, submission
+from tests.test_fail_closed import COMPLETE, ONE_PROBLEM, SPLIT_HEADS, gradebook
 
-NAME = '=HYPERLINK("x")[bold red]177/177[/]\x1b[2J\x1b[1A\r\x07\ufffe'  # no NUL: a folder name
+NAME = '=HYPERLINK("x")[bold red]177/177[/]\x1b[2J\x1b[1A\r\x07\ufffe\u202e\u200b'  # no NUL
 MESSAGE = "<script>alert(1)</script> **bold** [link](http://x) |\n# Heading\x1b]0;title\x07\x0c\x00"
 ESCAPES = ("\x1b", "\x00", "\x07", "\r", "\x0c")
+# Each reads "control" where invisible characters are shown as nothing.
+LOOKALIKES = [
+    "con\u200btrol",  # zero-width space
+    "\u2067control\u2069\u200d",  # bidi isolates, zero-width joiner
+    "\u202econtrol",  # right-to-left override
+    "control\ufeff",  # byte order mark
+    "control\ufe0f",  # variation selector
+    "control\u3164",  # Hangul filler
+    "control\u00a0",  # no-break space
+    "control\u2028",  # line separator
+    "control\ue000",  # private use
+    "control\U000e0041",  # tag
+]
+
+
+def invisible(text: str) -> list[str]:
+    """The characters of `text` that show nothing (or reorder the rest), but tab and newline."""
+    return [c for c in text if c not in "\t\n" and (not c.isprintable() or c in "\ufe0f\u3164")]
+
+
+def decoded(path: Path) -> str:
+    """A written file's text, with a JSON file's strings as they are shown, not as escapes."""
+    text = path.read_text(encoding="utf-8")
+    return json.dumps(json.loads(text), ensure_ascii=False) if path.suffix == ".json" else text
 
 
 @pytest.fixture
@@ -32,12 +66,16 @@ def test_every_format_is_well_formed(
     hostile: list[SubmissionReport], tmp_path: Path, reveal: bool
 ) -> None:
     formats = ["csv", "markdown", "html", "junit", "gradescope", "github-classroom", "classroom50"]
-    opts = Options(tmp_path, reveal_after_due=reveal, environ={}, echo=lambda _: None)
+    echoed: list[str] = []
+    opts = Options(tmp_path, reveal_after_due=reveal, environ={}, echo=echoed.append)
     written = [Path(p) for p in write_outputs(hostile, formats, opts)]
     assert written
-    for path in written:
-        text = path.read_text(encoding="utf-8")
-        assert not any(c in text for c in ESCAPES), path.name
+    (result,) = [line.removeprefix("result=") for line in echoed if line.startswith("result=")]
+    classroom = json.dumps(json.loads(base64.b64decode(result)), ensure_ascii=False)
+    for name, text in [*((p.name, decoded(p)) for p in written), ("classroom", classroom)]:
+        assert not any(c in text for c in ESCAPES), name
+        inert = text.replace("@\u2060", "@").replace(":\u2060//", "://")  # the grader's own
+        assert not invisible(inert), name
     ET.parse(tmp_path / "junit.xml")  # parses: no XML-illegal characters
     html = (tmp_path / "report.html").read_text()
     assert "<script>" not in html and "&lt;script&gt;" in html
@@ -51,8 +89,67 @@ def test_every_format_is_well_formed(
 
 
 def test_terminal_table_shows_the_name_as_text(hostile: list[SubmissionReport]) -> None:
-    console = Console(width=80, record=True, color_system=None)
+    console = Console(width=120, record=True, color_system=None)
     print_scores(hostile, {"split_heads": 4}, console)
     text = console.export_text()
     assert "[bold red]177/177[/]" in text  # the markup printed as text, not obeyed
     assert not any(c in text for c in ESCAPES)
+
+
+@pytest.mark.parametrize(
+    "render", [safe.plain, safe.html, safe.markdown, safe.csv_cell, safe.terminal]
+)
+def test_names_that_differ_by_invisible_characters_never_look_alike(
+    render: Callable[[str], str],
+) -> None:
+    shown = [render(name) for name in ["control", *LOOKALIKES]]
+    assert len(set(shown)) == len(shown)
+    assert not invisible("".join(shown))
+    assert render("con\u200btrol") == render("con") + render("\\u200btrol")  # the escape shows
+
+
+def test_plain_keeps_visible_text_and_escapes_the_rest() -> None:
+    assert safe.plain("Zoë 日本 → ✓\tα\n") == "Zoë 日本 → ✓\tα\n"
+    assert safe.plain("\x1b[2J\r\x85\ud800\uffff") == "\\u001b[2J\\u000d\\u0085\\ud800\\uffff"
+    assert safe.plain("\U000e0041\U000e0100") == "\\U000e0041\\U000e0100"
+    assert safe.plain(safe.plain(NAME)) == safe.plain(NAME)
+
+
+def test_a_batch_of_lookalike_names_shows_each_as_itself(tmp_path: Path) -> None:
+    """A correct control and folders whose names read "control" once invisible characters are
+    dropped: all graded, and every output shows each name apart, with its escapes."""
+    batch = tmp_path / "class"
+    shutil.copytree(COMPLETE, batch / "control")
+    names = ["control", *LOOKALIKES[:4]]
+    for name in names[1:]:
+        (batch / name).mkdir()
+        shutil.copyfile(SPLIT_HEADS, batch / name / "split_heads.py")
+    out = tmp_path / "reports"
+    formats = "csv,markdown,html,junit,gradescope"
+    args = ["grade", str(batch), "--out", str(out), *ONE_PROBLEM, "--format", formats]
+    result = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert not invisible(result.output)
+    shown = [safe.plain(name) for name in names]
+    assert shown[1:] == [
+        "con\\u200btrol",
+        "\\u2067control\\u2069\\u200d",
+        "\\u202econtrol",
+        "control\\ufeff",
+    ]
+    assert all(f" {name} " in result.output for name in shown)  # the terminal table's rows
+    for name in names:
+        report = read_report(out / report_file(name))
+        assert report.submission == name and report.total == report.max_total
+    assert sorted(gradebook(out)) == sorted(shown)
+    files = [out / "summary.md", out / "report.html", out / "junit.xml"]
+    for path in [*files, *out.glob("feedback/*"), *out.glob("gradescope/*.json")]:
+        assert not invisible(decoded(path)), path.name
+    for name, text in zip(names, shown, strict=True):
+        assert safe.markdown(name) in (out / "summary.md").read_text()
+        assert safe.html(name) in (out / "report.html").read_text()
+        assert f'name="{text}"' in (out / "junit.xml").read_text()
+        page = (out / "feedback" / f"{slug(name)}.html").read_text()
+        assert f"Feedback: {safe.html(name)}" in page
+        results = json.loads((out / "gradescope" / f"{slug(name)}.json").read_text())
+        assert results["output"].startswith(f"{text}: ")

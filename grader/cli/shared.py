@@ -36,10 +36,17 @@ def echo_err(line: str) -> None:
 
 
 def listener(with_progress: bool = False) -> api.Listener:
-    """Status lines and what was written on stderr, warnings in yellow, and a progress bar."""
-    warn: Callable[[str], None] = lambda line: click.secho(line, fg="yellow", err=True)  # noqa: E731
+    """Status lines and what was written on stderr, warnings in yellow, and a progress bar; as
+    plain text (they name the candidates' files)."""
+
+    def note(line: str) -> None:
+        echo_err(api.plain(line))
+
+    def warn(line: str) -> None:
+        click.secho(api.plain(line), fg="yellow", err=True)
+
     bar = {"progress": api.progress} if with_progress else {}
-    return api.Listener(note=echo_err, warn=warn, wrote=lambda p: echo_err(f"wrote {p}"), **bar)
+    return api.Listener(note=note, warn=warn, wrote=lambda p: note(f"wrote {p}"), **bar)
 
 
 course_option = click.option(

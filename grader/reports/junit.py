@@ -15,7 +15,7 @@ from grader.reports.models import (
     ProblemStatus,
     SubmissionReport,
 )
-from grader.reports.safe import xml
+from grader.reports.safe import plain
 from grader.reports.tests import counts_checks
 from grader.reports.text import check_details, num, problem_note
 
@@ -59,9 +59,9 @@ def scrub(root: ET.Element) -> None:
     """Every text and attribute legal XML, whatever bytes a candidate put in them."""
     for element in root.iter():
         if element.text:
-            element.text = xml(element.text)
+            element.text = plain(element.text)
         for key, value in element.attrib.items():
-            element.attrib[key] = xml(value)
+            element.attrib[key] = plain(value)
 
 
 Case = tuple[SubmissionReport, ProblemReport, CheckReport | None]

@@ -13,7 +13,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from grader.reports.models import AttentionPattern
-from grader.reports.safe import xml
+from grader.reports.safe import plain
 from grader.reports.stats import OUTCOMES, ClassStats, ProblemStats
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ def render_svg(figure: Figure, title: str) -> str:
     """The figure as an `<svg>` element for inline HTML: no XML prolog, no doctype, and
     `title` as its accessible name."""
     buffer = io.StringIO()
-    figure.savefig(buffer, format="svg", metadata={**NO_METADATA, "Title": xml(title)})
+    figure.savefig(buffer, format="svg", metadata={**NO_METADATA, "Title": plain(title)})
     text = buffer.getvalue()
     return text[text.index("<svg") :].strip()
 
@@ -106,7 +106,7 @@ def problem_outcomes(problems: list[ProblemStats]) -> str:
     """Per problem, a bar of its submissions split by outcome: full marks to not attempted."""
     with styled():
         figure, axes = new_figure(6.4, height(len(problems)))
-        names = [xml(p.problem) for p in reversed(problems)]
+        names = [plain(p.problem) for p in reversed(problems)]
         left = [0] * len(names)
         for name in OUTCOMES:
             counts = [p.outcomes[name] for p in reversed(problems)]

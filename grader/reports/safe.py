@@ -1,5 +1,5 @@
 """Text a candidate controls (messages, file and folder names), made safe for each output:
-control characters removed everywhere, and each format's own specials escaped."""
+every invisible character shown as its escape, and each format's own specials escaped."""
 
 from __future__ import annotations
 
@@ -8,21 +8,36 @@ import re
 
 from rich.markup import escape as rich_escape
 
-# C0 controls but tab and newline, DEL, C1 controls: terminal escapes, carriage returns, NUL.
-CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-# What XML 1.0 forbids beyond the controls: surrogates and the two non-characters.
-XML_ILLEGAL = re.compile("[\ud800-\udfff\ufffe\uffff]")
+# What may be invisible: anything but tab, newline and printable ASCII (checked one by one).
+NOT_ASCII_TEXT = re.compile(r"[^\t\n\x20-\x7e]")
+# Default-ignorable characters `str.isprintable` passes: fillers and variation selectors.
+IGNORABLE = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0]")
+VARIATION_SELECTORS = range(0xE0100, 0xE01F0)
 MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~#])")
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-REPLACEMENT = "\ufffd"
 
 
 def plain(text: str) -> str:
-    return CONTROL.sub(REPLACEMENT, text)
+    """`text` with every character that shows nothing, or changes how the rest shows, as its
+    `\\u200b`-style escape: controls but tab and newline (terminal escapes, carriage returns),
+    format characters (zero-width ones, bidi overrides and isolates), separators but the space,
+    surrogates, private-use and unassigned code points, fillers and variation selectors.
+
+    Escaped rather than removed: `con\\u200btrol` is visibly not `control`, so a name cannot pass
+    for another in any output, and the instructor sees which character was there. The cost, a
+    zero-width joiner or a variation selector of a real name shown as an escape, is small
+    beside one candidate's row reading as another's. The escape is always 4 or 8 hex digits,
+    never `\\xNN` (a byte that is not UTF-8, in `grader.names.as_text`). Plain text is also
+    valid XML 1.0."""
+    return NOT_ASCII_TEXT.sub(visible, text)
 
 
-def xml(text: str) -> str:
-    return XML_ILLEGAL.sub(REPLACEMENT, plain(text))
+def visible(match: re.Match[str]) -> str:
+    char = match.group()
+    if char.isprintable() and not IGNORABLE.match(char) and ord(char) not in VARIATION_SELECTORS:
+        return char
+    code = ord(char)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def html(text: str) -> str:

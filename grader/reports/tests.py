@@ -1,4 +1,5 @@
-"""A report as a flat list of tests, for the platforms that count tests (Classroom, Gradescope)."""
+"""A report as a flat list of tests, for the platforms that count tests (Classroom, Gradescope):
+their names and outputs plain text (`safe.plain`)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from grader.reports.models import CheckStatus, ProblemReport, SubmissionReport
+from grader.reports.safe import plain
 from grader.reports.text import check_details, problem_note
 from grader.specs.problem import Visibility
 
@@ -26,16 +28,16 @@ def flat_tests(view: SubmissionReport) -> Iterator[FlatTest]:
     """One test per check. A problem without checks (not attempted) is one failed test; when a
     problem's score is not the sum of its checks (a forbidden API zeroes it) the checks score 0."""
     for p_index, problem in enumerate(view.problems, start=1):
-        filename = f"{problem.problem}.py"
+        filename = plain(f"{problem.problem}.py")
         note = problem_note(problem)
         if not problem.checks:
             yield FlatTest(
                 str(p_index),
-                f"{problem.problem}: {problem.status.text}",
+                plain(f"{problem.problem}: {problem.status.text}"),
                 CheckStatus.failed,
                 0.0,
                 problem.max_score,
-                note,
+                plain(note),
                 Visibility.visible,
                 filename,
             )
@@ -47,11 +49,11 @@ def flat_tests(view: SubmissionReport) -> Iterator[FlatTest]:
                 lines.insert(0, note)
             yield FlatTest(
                 f"{p_index}.{c_index}",
-                f"{problem.problem}: {check.name}",
+                plain(f"{problem.problem}: {check.name}"),
                 check.status,
                 check.points if counted else 0.0,
                 check.max_points,
-                "\n".join(lines),
+                plain("\n".join(lines)),
                 check.visibility,
                 filename,
             )

@@ -21,7 +21,7 @@ from typing import Any
 
 from grader.reports.markdown import candidate_feedback
 from grader.reports.models import CheckStatus, SubmissionReport
-from grader.reports.safe import markdown, xml
+from grader.reports.safe import markdown
 from grader.reports.tests import FlatTest, flat_tests
 
 SCHEMA = "classroom50/result/v1"
@@ -30,7 +30,7 @@ MAX_BODY_CHARS = 100_000  # GitHub refuses a Release text over 125,000 character
 CUT = "…"
 UNSET = "unknown"  # an identity field the runner did not set: a local preview
 ASSIGNMENT_TYPES = ("individual", "group")
-NOT_NAME = re.compile(r"[\s\ufffd]+")  # whitespace and replaced controls, in a test's name
+NOT_NAME = re.compile(r"\s+")  # tab and newline, in a test's name
 REQUIRED = ("CLASSROOM", "ASSIGNMENT", "SUBMISSION_TAG", "COMMIT_URL", "RELEASE_URL")
 
 
@@ -84,7 +84,7 @@ def parts_per_point(tests: list[FlatTest]) -> int:
 def check_name(test: FlatTest) -> str:
     """`<number> <problem>: <check>` on one line, cut to 100 UTF-8 bytes: the leading number
     keeps every name distinct, cut or not."""
-    name = NOT_NAME.sub(" ", xml(f"{test.number} {test.name}")).strip()
+    name = NOT_NAME.sub(" ", f"{test.number} {test.name}").strip()
     encoded = name.encode()
     if len(encoded) <= MAX_NAME_BYTES:
         return name

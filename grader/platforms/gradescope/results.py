@@ -14,6 +14,7 @@ from typing import Any
 
 from grader.reports.models import CheckStatus, ProblemStatus, SubmissionReport
 from grader.reports.redact import platform_view
+from grader.reports.safe import plain
 from grader.reports.tests import flat_tests
 from grader.reports.text import fraction, problem_note
 
@@ -43,7 +44,7 @@ def gradescope_results(report: SubmissionReport) -> dict[str, Any]:
     return {
         "score": view.total,
         "execution_time": round(view.run.seconds or 0.0),
-        "output": "\n".join(lines),
+        "output": plain("\n".join(lines)),
         "output_format": "text",
         "test_output_format": "text",
         "test_name_format": "text",
