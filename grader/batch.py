@@ -91,6 +91,8 @@ def grade_path(
     with open_export(path, catalog) as export:
         for reason in export.skipped:
             listener.warn(f"Skipped {reason}")
+        for note in export.notes:
+            listener.warn(note)
         found = len(export.submissions)
         listener.note(f"Reading {export.layout}: {found} submission(s)")
         if not export.submissions:

@@ -3,7 +3,9 @@
 Every submission keeps its folder's name as the report's name, so resuming finds its report.
 Only the top of the path the instructor hands in may be a Gradescope export, and never when it
 holds problem files: a student's folder or zip, and whatever is unpacked from one, is a
-submission. Its metadata is read as plain data within caps (no anchors or aliases).
+submission. Its metadata is read as plain data within caps (no anchors or aliases); a file
+that is not such data stops the export, but one submission's odd entry is a note on it alone:
+it names no one in plain values (the folder's name is the identity), or a field is cut.
 """
 
 from __future__ import annotations
@@ -33,10 +35,15 @@ METADATA = "submission_metadata.yml"
 MAX_METADATA_BYTES = 10 << 20
 MAX_METADATA_DEPTH = 16  # Gradescope's own nests 4 levels deep
 MAX_FIELD_CHARS = 256  # a submitter's id, e-mail or name
+CUT = "…"
 
 
 class ExportError(GraderError):
     """PATH is no input the grader reads, or the export's metadata is unreadable."""
+
+
+class EntryError(ValueError):
+    """Why one submission's metadata names none of its submitters."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +57,7 @@ class Export:
     layout: str
     submissions: list[Submission] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # archives left out, with the reason
+    notes: list[str] = field(default_factory=list)  # metadata read otherwise than given
 
 
 @contextmanager
@@ -81,7 +89,7 @@ def read_export(path: Path, scratch: Path, catalog: Catalog) -> Export:
     if folders == [path]:
         return Export("a submission folder", [Submission(path)])
     if (path / METADATA).is_file():
-        return Export("a Gradescope export", gradescope(path))
+        return gradescope(path)
     archives = sorted(p for p in path.glob("*.zip") if p.is_file() and not p.name.startswith("."))
     if folders and not archives and all((f / ".git").exists() for f in folders):
         return Export("cloned Classroom repositories", classroom(folders))
@@ -108,7 +116,7 @@ def read_archive(archive: Path, scratch: Path, catalog: Catalog) -> Export:
         raise ExportError(f"{archive.name}: {exc}") from exc
     root = sole_folder(unpacked)
     if (root / METADATA).is_file() and not holds_problems(root, catalog):
-        export = Export("a Gradescope export", gradescope(root))
+        export = gradescope(root)
         export.skipped += [f"{archive.name}: {note}" for note in notes]
         return export
     if not any(root.rglob("*.py")):
@@ -177,14 +185,18 @@ def classroom(folders: list[Path]) -> list[Submission]:
     return [Submission(f, Student(id=i)) for f, i in zip(folders, ids, strict=True)]
 
 
-def gradescope(root: Path) -> list[Submission]:
+def gradescope(root: Path) -> Export:
     """The `submission_<id>` folders of a Gradescope export, with their submitters."""
     metadata = read_metadata(root / METADATA)
-    return [
-        Submission(folder, submitters(folder.name, metadata.get(folder.name)))
-        for folder in sorted(root.glob("submission_*"))
-        if folder.is_dir()
-    ]
+    export = Export("a Gradescope export")
+    for folder in sorted(root.glob("submission_*")):
+        if not folder.is_dir():
+            continue
+        student, note = submitters(folder.name, metadata.get(folder.name))
+        export.submissions.append(Submission(folder, student))
+        if note:
+            export.notes.append(f"{METADATA}: {folder.name!r}: {note}")
+    return export
 
 
 class MetadataLoader(yaml.SafeLoader):
@@ -264,31 +276,47 @@ def one_line(text: str) -> str:
     return (text.splitlines() or [""])[0][:200]
 
 
-def submitters(folder: str, entry: Any) -> Student | None:
-    """The submission's students, a group's joined with `; `: id from `sid`, else `email`."""
+def submitters(folder: str, entry: Any) -> tuple[Student | None, str | None]:
+    """The submission's students, a group's joined with `; `: id from `sid`, else `email`; and
+    a note when its entry is not read as given. One student's entry never stops the export: one
+    that names no one in plain values leaves the submission to its folder's name, and a field
+    over `MAX_FIELD_CHARS` is cut."""
+    try:
+        people = [
+            (field_text(p.get("sid") or p.get("email")), field_text(p.get("name")))
+            for p in people_of(entry)
+        ]
+    except EntryError as exc:
+        return None, f"{exc}: graded under its folder's name"
+    if not any(sid or name for sid, name in people):
+        return None, None
+    ids, names = [cut(sid) for sid, _ in people], [cut(name) for _, name in people]
+    long = any(len(text) > MAX_FIELD_CHARS for pair in people for text in pair)
+    note = f"a submitter's field over {MAX_FIELD_CHARS} characters, cut" if long else None
+    return Student(id="; ".join(ids), name="; ".join(names)), note
+
+
+def people_of(entry: Any) -> list[dict[str, Any]]:
+    """The submitters an entry lists; an `EntryError` unless it lists them as mappings."""
     if entry is None:
-        return None
+        return []
     if not isinstance(entry, dict):
-        raise ExportError(f"{METADATA}: {folder!r} is not mapped to its metadata")
+        raise EntryError("not mapped to its metadata")
     people = entry.get("submitters")
     if people is None:
-        return None
+        return []
     if not isinstance(people, list) or not all(isinstance(p, dict) for p in people):
-        raise ExportError(f"{METADATA}: {folder!r}: its submitters are not a list of people")
-    ids = [field_text(folder, p.get("sid") or p.get("email")) for p in people]
-    names = [field_text(folder, p.get("name")) for p in people]
-    if not any(ids) and not any(names):
-        return None
-    return Student(id="; ".join(ids), name="; ".join(names))
+        raise EntryError("its submitters are not a list of people")
+    return people
 
 
-def field_text(folder: str, value: Any) -> str:
-    """A submitter's id, e-mail or name as text; an `ExportError` unless it is a short scalar."""
+def field_text(value: Any) -> str:
+    """A submitter's id, e-mail or name as text; an `EntryError` unless it is a scalar."""
     if isinstance(value, dict | list):
-        raise ExportError(f"{METADATA}: {folder!r}: a submitter's field is not a value")
-    text = as_text("" if value is None else str(value))
-    if len(text) > MAX_FIELD_CHARS:
-        raise ExportError(
-            f"{METADATA}: {folder!r}: a submitter's field over {MAX_FIELD_CHARS} characters"
-        )
-    return text
+        raise EntryError("a submitter's field is not a value")
+    return as_text("" if value is None else str(value))
+
+
+def cut(text: str) -> str:
+    """`text` within `MAX_FIELD_CHARS`, ending in `…` where cut."""
+    return text if len(text) <= MAX_FIELD_CHARS else text[: MAX_FIELD_CHARS - len(CUT)] + CUT

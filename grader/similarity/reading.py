@@ -53,7 +53,7 @@ def candidate(path: Path, catalog: Catalog, notes: list[str]) -> Candidate:
 def read_class(path: Path, catalog: Catalog, notes: list[str]) -> list[Candidate]:
     """The submissions in `path`, as `grade` finds them; what is left out goes to `notes`."""
     with open_export(path, catalog) as export:
-        notes += [f"Skipped {reason}" for reason in export.skipped]
+        notes += [f"Skipped {reason}" for reason in export.skipped] + export.notes
         if not export.submissions:
             raise GraderError(f"no submissions in {path}")
         return [candidate(s.path, catalog, notes) for s in export.submissions]
