@@ -33,6 +33,7 @@ from grader.reports.similarity import (
     write_pairs,
     write_view,
 )
+from grader.reports.text import fraction, num
 from grader.resume import stale_warning
 from grader.sandboxing.backends.base import BackendName, Isolation, LimitOverrides, batch_limits
 from grader.sandboxing.backends.select import make_backend
@@ -86,7 +87,7 @@ def problem_lines(path: Path | None) -> list[str]:
         spec, (hidden, _) = problem.spec, problem.hidden()
         visible = sum(c.visibility is Visibility.visible for c in spec.checks)
         lines.append(
-            f"{spec.number:>3}  {spec.id:<{width}} {problem.points:>4g} pts  "
+            f"{spec.number:>3}  {spec.id:<{width}} {num(problem.points):>4} pts  "
             f"({visible} visible, {hidden} hidden checks)  {spec.title}"
         )
     return lines
@@ -568,6 +569,11 @@ def clean_containers() -> int:
 
 
 # -- the terminal
+
+
+def total_text(report: SubmissionReport) -> str:
+    """A report's total out of its maximum, as people read points."""
+    return fraction(report.total, report.max_total)
 
 
 def print_feedback(feedback: Feedback) -> None:

@@ -25,6 +25,7 @@ from pathlib import Path
 from grader.courses.catalog import Catalog, Problem
 from grader.grade import Grader
 from grader.reports.models import CheckStatus, ProblemStatus, SubmissionReport
+from grader.reports.text import fraction
 from grader.sandboxing.backends.base import Backend
 from grader.specs.problem import SpecError, Visibility
 from grader.verdict.diagnose import MISTAKES
@@ -100,7 +101,7 @@ def judge_mutant(problem: Problem, mutant: Mutant, report: SubmissionReport) -> 
 def others_lost(problem: Problem, report: SubmissionReport) -> list[str]:
     """The correct files around the swapped one that did not score full marks."""
     return [
-        f"{p.problem} lost points ({p.score:g}/{p.max_score:g}, {p.status})"
+        f"{p.problem} lost points ({fraction(p.score, p.max_score)}, {p.status})"
         for p in report.problems
         if p.problem != problem.spec.id and p.score != p.max_score
     ]
@@ -163,6 +164,6 @@ def validate_problems(
     for (problem, kind, name, _, mutant), report in zip(entries, reports, strict=True):
         miss = judge_entry(problem, kind, mutant, report)
         result = report.problem(problem.spec.id)
-        detail = miss or f"{result.score:g}/{result.max_score:g}; the rest full marks"
+        detail = miss or f"{fraction(result.score, result.max_score)}; the rest full marks"
         outcomes.append(Outcome(problem.spec.id, kind, name, not miss, detail))
     return outcomes

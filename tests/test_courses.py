@@ -4,6 +4,7 @@ built-in ones, its `[[problems]]` list, and the candidate kit `grader release` w
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -169,6 +170,7 @@ def test_a_course_is_validated_and_graded_with_exactly_its_problems(
 ) -> None:
     out = run("validate", "--course", str(course), "--jobs", "2")
     assert "accepted" in out and "triple" in out and " 0 failed" in out
+    assert not re.search(r"\d\.\d{3}", out), out  # split_heads' rescaled points, rounded
     submission = tmp_path / "submission"
     shutil.copytree(COMPLETE, submission)
     shutil.copyfile(

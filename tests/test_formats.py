@@ -17,16 +17,18 @@ from grader.outputs import Options, read_reports, write_outputs
 from grader.platforms.classroom.results import classroom_result, encode_result
 from grader.platforms.gradescope.results import gradescope_results
 from grader.reports.csv import write_summary_csv
+from grader.reports.html import render_html
 from grader.reports.junit import render_junit
 from grader.reports.markdown import candidate_feedback, class_summary
-from grader.reports.models import SubmissionReport, write_report
+from grader.reports.models import ProblemStatus, SubmissionReport, write_report
 from grader.reports.redact import candidate_view
-from grader.reports.terminal import print_feedback
+from grader.reports.terminal import print_feedback, print_scores
+from grader.reports.text import num
 from grader.specs.problem import Visibility
 from tests.classroom_reporter import logged_score, recorded_score
 from tests.golden import assert_golden
 from tests.gradescope_format import validate_gradescope
-from tests.reports import sample_reports
+from tests.reports import FAIL, OK, H, check, problem, sample_reports, submission
 
 NUMBER: tuple[type, ...] = (int, float)
 
@@ -68,6 +70,70 @@ def test_class_summary_counts_mistakes(reports: list[SubmissionReport]) -> None:
     text = class_summary(reports)
     assert "| split\\_heads | view\\_no\\_transpose | 1 | heads split with view |" in text
     assert "interleaved\\_heads" in text  # instructors see hidden checks' diagnoses too
+
+
+@pytest.mark.parametrize(
+    ("points", "shown"),
+    [(3.0, "3"), (2.5, "2.5"), (0.25, "0.25"), (4.615386, "4.62"), (4.615385, "4.62"),
+     (13.846158, "13.85"), (20.000006, "20"), (-1e-9, "0"), (1e-9, "0")],
+)  # fmt: skip
+def test_points_read_with_at_most_two_decimals(points: float, shown: str) -> None:
+    assert num(points) == shown
+
+
+def thirteenths(*counts: int) -> list[float]:
+    """Checks worth `counts` of 13 points, rescaled to 20 as a course's `points` rescales."""
+    return [round(c * 20 / 13, 6) for c in counts]
+
+
+def rescaled_reports() -> list[SubmissionReport]:
+    """A problem of 13 points a course rescaled to 20: one submission scored 3 of 13."""
+    one, three, seven = thirteenths(1, 3, 7)
+    scored = [check(f"check {i}", OK, one) for i in range(3)]
+    scored += [check("channels", FAIL, three), check("hidden", FAIL, seven, H)]
+    full = [c.model_copy(update={"status": OK, "points": c.max_points}) for c in scored]
+    return [
+        submission(name, [problem("split_heads", ProblemStatus.graded, checks, 20.000002)], i)
+        for i, (name, checks) in enumerate((("some", scored), ("all", full)))
+    ]
+
+
+UNROUNDED = re.compile(r"\d\.\d{3}")
+
+
+def test_rescaled_points_read_well_everywhere_people_read_them(tmp_path: Path) -> None:
+    """At most 2 decimals in every rendering for people; 3 checks of 1.54 make 4.62."""
+    reports = rescaled_reports()
+    write_summary_csv(reports, tmp_path / "summary.csv")
+    console = Console(width=100, record=True)
+    print_scores(reports, {"split_heads": 4}, console)
+    print_feedback(candidate_view(reports[0]), {}, console)
+    html = re.sub(r"<svg.*?</svg>", "", render_html(reports), flags=re.S)
+    texts = {
+        "csv": (tmp_path / "summary.csv").read_text(),
+        "summary": class_summary(reports),
+        "feedback": candidate_feedback(candidate_view(reports[0])),
+        "terminal": console.export_text(),
+        "html": html,
+    }
+    for name, text in texts.items():
+        assert not UNROUNDED.search(text), (name, UNROUNDED.findall(text))
+        assert "4.62" in text, name
+    assert "some,,,4.62,4.62,20,ok," in texts["csv"]
+    assert "4.62/20" in texts["terminal"] and "1.54/1.54" in texts["feedback"]
+
+
+def test_machine_outputs_keep_rescaled_points_exact() -> None:
+    """JUnit properties and Gradescope scores hold the points as graded, not as shown."""
+    report = rescaled_reports()[0]
+    checks = report.problems[0].checks
+    cases = validate_junit(render_junit([report], hostname="localhost")).findall(
+        "testsuite/testcase"
+    )
+    assert [case_property(c, "max_points") for c in cases] == [c.max_points for c in checks]
+    results = gradescope_results(report)
+    assert results["score"] == report.total
+    assert [t["max_score"] for t in results["tests"]] == [c.max_points for c in checks]
 
 
 JUNIT_SUITE = {

@@ -75,7 +75,7 @@ def classroom50_run(checkout: Path, course: Path | None, **options: Any) -> None
     """Grade CHECKOUT inside Classroom 50's runner (what autograder.py calls): the problem files
     at its top or in one folder of it."""
     report = api.classroom50_run(checkout, course_path=course, on_fault=echo_err, **options)
-    click.echo(f"graded {checkout}: {report.total:g}/{report.max_total:g}")
+    click.echo(f"graded {checkout}: {api.total_text(report)}")
     sys.exit(2 if report.grader_fault else 0)
 
 

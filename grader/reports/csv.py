@@ -9,6 +9,7 @@ from pathlib import Path
 from grader.reports.models import ProblemStatus, SubmissionReport
 from grader.reports.safe import csv_cell
 from grader.reports.stats import problem_ids
+from grader.reports.text import num
 
 POINTS_POSSIBLE = "points possible"
 TAIL = ("total", "max_total", "status", "notes")
@@ -26,8 +27,8 @@ def submission_status(report: SubmissionReport) -> str:
 def points_possible(reports: list[SubmissionReport], problems: list[str]) -> list[str]:
     """Each problem's maximum and the total maximum, in the score columns."""
     maxima = {p.problem: p.max_score for r in reports for p in r.problems}
-    total = f"{sum(maxima[p] for p in problems):g}"
-    return [POINTS_POSSIBLE, "", "", *(f"{maxima[p]:g}" for p in problems), total, total, "", ""]
+    total = num(sum(maxima[p] for p in problems))
+    return [POINTS_POSSIBLE, "", "", *(num(maxima[p]) for p in problems), total, total, "", ""]
 
 
 def write_summary_csv(reports: list[SubmissionReport], path: Path) -> None:
@@ -50,9 +51,9 @@ def write_summary_csv(reports: list[SubmissionReport], path: Path) -> None:
                     csv_cell(report.submission),
                     csv_cell(who.id if who else ""),
                     csv_cell(who.name if who else ""),
-                    *(f"{scores[p].score:g}" if p in scores else "" for p in problems),
-                    f"{report.total:g}",
-                    f"{report.max_total:g}",
+                    *(num(scores[p].score) if p in scores else "" for p in problems),
+                    num(report.total),
+                    num(report.max_total),
                     submission_status(report),
                     csv_cell("; ".join(notes)),
                 ]

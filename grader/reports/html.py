@@ -126,7 +126,7 @@ def page(title: str, body: list[str]) -> str:
 def overview(stats: ClassStats) -> str:
     text = (
         f"{stats.submissions} submission(s); total out of {num(stats.max_total)}: "
-        f"mean {stats.mean_total:.3g}, median {num(stats.median_total)}."
+        f"mean {num(stats.mean_total)}, median {num(stats.median_total)}."
     )
     if stats.grader_errors:
         text += f" <strong>{stats.grader_errors} hit a grader error: regrade them.</strong>"
@@ -271,7 +271,7 @@ def problems_table(stats: ClassStats) -> str:
         f'<td class="n">{p.attempted}/{len(p.scores)}</td>'
         f'<td class="n">{p.outcomes["full marks"]} '
         f'<span class="small">{percent(p.outcomes["full marks"], p.attempted)}</span></td>'
-        f'<td class="n">{p.mean:.3g}</td>'
+        f'<td class="n">{num(p.mean)}</td>'
         f'<td class="n">{p.outcomes["failed"] or ""}</td></tr>'
         for p in stats.problems
     )

@@ -30,7 +30,7 @@ def class_summary(reports: list[SubmissionReport]) -> str:
         "# Class report",
         "",
         f"{stats.submissions} submission(s); total out of {num(stats.max_total)}: "
-        f"mean {stats.mean_total:.3g}, median {num(stats.median_total)}.",
+        f"mean {num(stats.mean_total)}, median {num(stats.median_total)}.",
     ]
     if stats.grader_errors:
         lines.append(f"**{stats.grader_errors} submission(s) hit a grader error**: regrade them.")
@@ -42,7 +42,7 @@ def class_summary(reports: list[SubmissionReport]) -> str:
                 p.problem,
                 num(p.max_score),
                 str(p.attempted),
-                f"{p.mean:.3g}",
+                num(p.mean),
                 num(p.median),
                 *(str(p.histogram[b]) for b in BUCKETS),
             ]

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from grader.reports.models import AttentionPattern
 from grader.reports.safe import plain
 from grader.reports.stats import OUTCOMES, ClassStats, ProblemStats
+from grader.reports.text import num
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -92,11 +93,11 @@ def totals_histogram(stats: ClassStats) -> str:
                 color="#222",
                 linestyle="--",
                 linewidth=1,
-                label=f"median {stats.median_total:g}",
+                label=f"median {num(stats.median_total)}",
             )
             axes.legend(frameon=False, fontsize=9)
         axes.set_xlim(0, top)
-        axes.set_xlabel(f"total (out of {top:g})")
+        axes.set_xlabel(f"total (out of {num(top)})")
         axes.set_ylabel("submissions")
         whole_numbers(axes.yaxis)
         return render_svg(figure, "Histogram of the submissions' totals")

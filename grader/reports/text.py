@@ -8,8 +8,11 @@ from grader.reports.models import CheckReport, CheckStatus, ProblemReport, Probl
 
 
 def num(value: float) -> str:
-    """A score as people write it: 3, 2.5, 0.25."""
-    return f"{value:g}"
+    """Points as people read them, everywhere they do: at most 2 decimals, trailing zeros
+    dropped (3, 2.5, 4.62). A sum is its exact value rounded so, within a cent or so of the
+    sum of its parts as shown."""
+    text = f"{value:.2f}".rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
 
 
 def fraction(score: float, max_score: float) -> str:

@@ -15,6 +15,7 @@ from grader.courses.catalog import Catalog, Problem
 from grader.grade import Grader
 from grader.platforms.upload import locate
 from grader.reports.models import SubmissionReport
+from grader.reports.text import num
 from grader.sandboxing.backends.local import LocalBackend
 from grader.selfcheck import shown_visibilities, unseen_checks
 from grader.verdict.plan import draw_seed
@@ -38,4 +39,4 @@ def kit_note(problems: list[Problem]) -> str:
     count, points = sum(c for c, _ in unseen), sum(p for _, p in unseen)
     if not count:
         return KIT_NOTE
-    return f"{KIT_NOTE} ({count} hidden check(s) worth {points:g} point(s) are not run here)"
+    return f"{KIT_NOTE} ({count} hidden check(s) worth {num(points)} point(s) are not run here)"
