@@ -28,7 +28,16 @@ from grader.specs.problem import Visibility
 from tests.classroom_reporter import logged_score, recorded_score
 from tests.golden import assert_golden
 from tests.gradescope_format import validate_gradescope
-from tests.reports import FAIL, OK, H, check, problem, sample_reports, submission
+from tests.reports import (
+    FAIL,
+    OK,
+    H,
+    check,
+    not_attempted,
+    problem,
+    sample_reports,
+    submission,
+)
 
 NUMBER: tuple[type, ...] = (int, float)
 
@@ -64,6 +73,19 @@ def test_markdown(reports: list[SubmissionReport]) -> None:
     for report in reports:
         feedback = candidate_feedback(candidate_view(report))
         assert_golden(f"feedback_{report.submission}.md", feedback)
+
+
+def test_markdown_status_is_the_gradebook_s(tmp_path: Path) -> None:
+    """A submission that attempted nothing is `not attempted` in the summary, as in the CSV."""
+    empty = submission("empty", [not_attempted("split_heads", 8)], 3)
+    reports = [*sample_reports(), empty]
+    write_summary_csv(reports, tmp_path / "summary.csv")
+    rows = (tmp_path / "summary.csv").read_text().splitlines()[2:]
+    statuses = {r.split(",")[0]: r.split(",")[-2] for r in rows}
+    summary = class_summary(reports)
+    for name, status in statuses.items():
+        assert re.search(rf"^\| {name} \|.* \| {status.replace('_', ' ')} \|$", summary, re.M)
+    assert statuses["empty"] == "not_attempted"
 
 
 def test_class_summary_counts_mistakes(reports: list[SubmissionReport]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from grader.reports.csv import submission_status
 from grader.reports.models import ProblemReport, ProblemStatus, SubmissionReport
 from grader.reports.redact import WITHHELD, withheld_points
 from grader.reports.safe import markdown
@@ -69,7 +70,7 @@ def class_summary(reports: list[SubmissionReport]) -> str:
                 report.submission,
                 *(score_cell(scores[p]) if p in scores else "" for p in problems),
                 fraction(report.total, report.max_total),
-                "grader error" if report.grader_fault else "ok",
+                submission_status(report).replace("_", " "),
             ]
         )
     lines += table(
