@@ -358,7 +358,8 @@ def similarity(
 
 
 def similarity_lines(compared: Similarity, top: int = 5) -> list[str]:
-    """Each problem's most similar pairs, flagged ones marked, then what was left out."""
+    """Each problem's most similar pairs, flagged ones marked, then what was read of notebooks
+    and what was left out."""
     from grader.reports.similarity import summary_lines
 
     return summary_lines(compared, top)

@@ -132,9 +132,15 @@ def test_zips_and_notebooks_are_read_as_grade_reads_them(tmp_path: Path) -> None
     notebook = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     (zips / "loops").mkdir()
     (zips / "loops" / "self_attention.ipynb").write_text(json.dumps(notebook))
-    result = by_problem(api.similarity(zips).pairs)
+    compared = api.similarity(zips)
+    result = by_problem(compared.pairs)
     assert {result["flash_attention"][0].a, result["flash_attention"][0].b} == {"compact", "copy"}
     assert any("loops" in (p.a, p.b) for p in result["self_attention"])
+    read = "loops: self_attention.py: the code cells of the notebook self_attention.ipynb"
+    assert compared.read == [read] and not any("loops" in n for n in compared.notes)
+    assert f"read: {read}" in api.similarity_lines(compared)
+    page = render_html(realistic_class(), similarity=compared)
+    assert "<summary>Read of notebooks (1)</summary>" in page and "Left out" not in page
 
 
 def test_the_class_report_shows_the_pairs_side_by_side(

@@ -86,11 +86,13 @@ class SideBySide:
 @dataclass
 class Similarity:
     """A class compared: every pair that shares anything, most similar first within each
-    problem; the pairs shown side by side; what was left out, and why."""
+    problem; the pairs shown side by side; what was left out, and why (`notes`); what was read
+    of notebooks (`read`: a notebook's code cells, names imported from such a module)."""
 
     pairs: list[SimilarPair] = field(default_factory=list)
     shown: list[SideBySide] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    read: list[str] = field(default_factory=list)
     small: dict[str, int] = field(default_factory=dict)
     """The problems handed in by too few submissions to judge a pair against the others', and
     how many: their pairs are flagged on the score alone, only when most of it is shared."""
@@ -106,7 +108,8 @@ def limited_lines(similarity: Similarity) -> list[str]:
 
 
 def summary_lines(similarity: Similarity, top: int) -> list[str]:
-    """Each problem's `top` most similar pairs and every flagged one, then what was left out."""
+    """Each problem's `top` most similar pairs and every flagged one, then what was read of
+    notebooks and what was left out."""
     lines, seen = [], dict[str, int]()
     for pair in similarity.pairs:
         rank = seen[pair.problem] = seen.get(pair.problem, 0) + 1
@@ -118,6 +121,7 @@ def summary_lines(similarity: Similarity, top: int) -> list[str]:
     flagged = sum(p.flagged for p in similarity.pairs)
     lines.append(f"{flagged} pair(s) flagged of {len(similarity.pairs)} sharing code")
     lines += [f"flagging limited: {line}" for line in limited_lines(similarity)]
+    lines += [f"read: {note}" for note in similarity.read]
     return lines + [f"left out: {note}" for note in similarity.notes]
 
 

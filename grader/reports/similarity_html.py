@@ -64,11 +64,18 @@ def similarity_section(similarity: Similarity | None) -> list[str]:
             for key in ((p.problem, p.a, p.b) for p in listed)
             if key in shown
         ]
-    if similarity.notes:
-        notes = "".join(f"<li>{escape(n)}</li>" for n in similarity.notes)
-        summary = f"<summary>Left out ({len(similarity.notes)})</summary>"
-        parts.append(f"<details>{summary}<ul>{notes}</ul></details>")
+    parts += [
+        notes_list(title, notes)
+        for title, notes in (("Read of notebooks", similarity.read), ("Left out", similarity.notes))
+        if notes
+    ]
     return parts
+
+
+def notes_list(title: str, notes: list[str]) -> str:
+    """Notes folded under their title and count."""
+    items = "".join(f"<li>{escape(n)}</li>" for n in notes)
+    return f"<details><summary>{title} ({len(notes)})</summary><ul>{items}</ul></details>"
 
 
 FLAG = '<span class="flag">flagged</span>'

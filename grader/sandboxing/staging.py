@@ -58,14 +58,19 @@ class Selection:
     total: int = 0
     entries: int = 0
 
-    def notes(self) -> list[str]:
-        """One note per thing left out, the first `MAX_NOTES` of them; then how many more."""
+    def skipped(self) -> list[str]:
+        """One note per thing left out, the first `MAX_NOTES` of them; then how many more, and
+        what was never looked at."""
         every = [f"{shown(r)}: {why}; left out" for r, why in self.left_out.items()]
-        every += self.folders + self.made
+        every += self.folders
         notes = every[:MAX_NOTES]
         if len(every) > MAX_NOTES:
             notes.append(f"{len(every) - MAX_NOTES} more left out")
         return notes + ([self.unread] if self.unread else [])
+
+    def notes(self) -> list[str]:
+        """What was left out, then what was made of notebooks."""
+        return self.skipped() + self.made
 
 
 def shown(relative: str) -> str:

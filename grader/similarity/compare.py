@@ -95,6 +95,7 @@ def compare_class(path: Path, catalog: Catalog, problems: Sequence[str] = ()) ->
     """Every problem's pairs of the class in `path`, and its top pairs side by side."""
     result = Similarity()
     candidates = read_class(path, catalog, result.notes)
+    result.read = [note for c in candidates for note in c.made]
     kept = KEPT_PER_SUBMISSION * len(candidates)
     compared = []
     outlying: Counter[frozenset[str]] = Counter()

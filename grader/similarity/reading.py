@@ -19,10 +19,12 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Candidate:
-    """A submission's name, as in the gradebook, and its Python files as text."""
+    """A submission's name, as in the gradebook, its Python files as text, and notes on those
+    made of its notebooks."""
 
     name: str
     sources: dict[str, str]
+    made: list[str]
 
 
 def as_source(name: str, data: bytes) -> tuple[str | None, str | None]:
@@ -39,7 +41,7 @@ def candidate(path: Path, catalog: Catalog, notes: list[str]) -> Candidate:
     name = submission_name(path)
     chosen = select(path)
     from_notebooks(chosen, {p.spec.entry: p.spec.symbols for p in catalog.problems.values()})
-    notes += [f"{name}: {note}" for note in chosen.notes()]
+    notes += [f"{name}: {note}" for note in chosen.skipped()]
     sources = {}
     for file, data in chosen.files.items():
         text, why = as_source(file, data)
@@ -47,7 +49,7 @@ def candidate(path: Path, catalog: Catalog, notes: list[str]) -> Candidate:
             notes.append(f"{name}: {why}")
         else:
             sources[file] = text
-    return Candidate(name, sources)
+    return Candidate(name, sources, [f"{name}: {note}" for note in chosen.made])
 
 
 def read_class(path: Path, catalog: Catalog, notes: list[str]) -> list[Candidate]:
