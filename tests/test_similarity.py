@@ -13,6 +13,7 @@ import pytest
 from grader import api
 from grader.reports.html import render_html
 from grader.reports.similarity import PAIRS, SIMILARITY_FILE, VIEW_FILE, Similarity, SimilarPair
+from grader.similarity.scoring import score_pairs
 from tests.class_reports import realistic_class
 from tests.fakes import FakeBackend
 from tests.similarity_class import copied_class, honest_class, write_class
@@ -246,3 +247,16 @@ def test_a_small_class_still_ranks_its_pairs_and_says_flagging_is_limited(tmp_pa
     assert "flagging limited: split_heads: 5 submissions, too few" in done.output
     page = render_html(realistic_class(), similarity=result)
     assert "Flagging limited: mha_by_loop: 5 submissions" in page
+
+
+@pytest.mark.parametrize("expected", [set[int](), {1, 2}])
+def test_identical_documents_score_below_1_where_they_are_like_the_course_s_code(
+    expected: set[int],
+) -> None:
+    """As the docs say: what a pair shares of the course's code adds less than it weighs in
+    each document, so identical documents score 1 only when none of it is the course's."""
+    same = {value: [0] for value in range(1, 9)}
+    other = {value: [0] for value in range(20, 28)}
+    (pair, *_) = score_pairs([same, dict(same), other], expected)
+    assert (pair.a, pair.b) == (0, 1)
+    assert pair.score == 1 if not expected else 0.8 < pair.score < 1

@@ -203,7 +203,8 @@ def schema(kind: str) -> None:
 def similarity(path: Path, course: Path | None, **options: Any) -> None:
     """Rank the pairs of submissions in PATH (what `grade` reads) by similarity, per problem,
     flagging those to look at. The starter's code is discounted, the class is its own yardstick;
-    no score changes."""
+    no score changes. A score (0 to 1) is below 1 for identical files where their code is like
+    the course's own (reference, accepted solutions): what a pair shares of it counts for less."""
     compared = api.similarity(path, course_path=course, **options)
     click.echo("\n".join(api.similarity_lines(compared)))
 

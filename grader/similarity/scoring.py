@@ -5,7 +5,8 @@ A fingerprint weighs what it tells: log(N / df), N documents of which df hold it
 document holds weighs nothing. The course's code (reference, accepted solutions) is expected: a
 fingerprint of it counts as held by `EXPECTED` of the class more, which lowers the weight it
 adds to a pair (never the document's own). A pair's score is the weight the two share over the
-weight of the lighter one: 1 when one holds all of the other's code. It stands out when far
+weight of the lighter one: 1 when one holds all of the other's code and none of it is the
+course's, below 1 for identical documents like the course's code. It stands out when far
 above the problem's usual (a robust z-score, against the median and the median absolute
 deviation of every pair's score), and is flagged where a person should look (`flagged`): it
 stands out in two problems or more, or very far in one. A class too small to make a
