@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
-import re
-import tokenize
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -47,7 +43,6 @@ from grader.verdict.missing import Missing, malformed, missing_text, why_missing
 from grader.verdict.plan import Plan
 from grader.verdict.suggest import missing_symbol
 
-NAME_LITERAL = re.compile(r"""[rRuU]?(['"])([\w.]+)\1""")
 """A one-line string literal of a (dotted) name, without escapes: `"mask"`, `'heads.0'`."""
 
 
@@ -149,7 +144,7 @@ class Context:
         """The words a name the candidate's module reported may be shown to them in: the
         identifiers of their files and the parts of the grader's own names (the reference's
         parameters, buffers and submodules, the weights it loads)."""
-        words = {word for file in self.sources.files.values() for word in identifiers(file.data)}
+        words = {word for file in self.sources.files.values() for word in file.identifiers}
         ours = [name for result in self.ref.values() for name in inspected_names(result)]
         ours += [name for probe in self.plan.probes.values() for name in probe.get("weights") or {}]
         return frozenset(words | {part for name in ours for part in name.split(".")})
@@ -273,19 +268,6 @@ class Context:
         reason = why_missing(self.sub)
         text = missing_text(reason, self.sub, self.spec, self.files)
         return Failure(text, CheckStatus.error, reason)
-
-
-def identifiers(data: bytes) -> frozenset[str]:
-    """The names a Python file spells out: its identifiers, and the dotted names its string
-    literals hold (`register_buffer("mask", ...)`), up to where it stops tokenizing."""
-    found: set[str] = set()
-    with contextlib.suppress(SyntaxError, ValueError, tokenize.TokenError):
-        for token in tokenize.tokenize(io.BytesIO(data).readline):
-            if token.type == tokenize.NAME:
-                found.add(token.string)
-            elif token.type == tokenize.STRING and (named := NAME_LITERAL.fullmatch(token.string)):
-                found.update(part for part in named[2].split(".") if part.isidentifier())
-    return frozenset(found)
 
 
 def inspected_names(result: ProbeResult) -> list[str]:

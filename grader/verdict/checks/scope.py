@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import io
+import re
 import sys
 import tokenize
 from collections.abc import Mapping
@@ -18,6 +19,7 @@ from grader.verdict.checks.bindings import called, import_bindings, literal_at
 # path, where the image has them: followed by `python_loop`, never left out of a scope.
 SHADOWED = set(sys.stdlib_module_names) | {"torch", "numpy", "safetensors"}
 IMPORTERS = {"import_module", "__import__"}
+NAME_LITERAL = re.compile(r"""[rRuU]?(['"])([\w.]+)\1""")
 # What the grader reads at all: past these, a file is unreadable (and fails `forbidden_api`).
 MAX_BYTES = 1 << 20
 MAX_LINES = 20_000
@@ -168,6 +170,21 @@ class SourceFile:
     def unreadable(self) -> Unreadable | None:
         """Why the grader cannot read the file, if it cannot."""
         return self.parsed if isinstance(self.parsed, Unreadable) else None
+
+    @cached_property
+    def identifiers(self) -> frozenset[str]:
+        """The names the file spells out: its identifiers, and the dotted names its string
+        literals hold (`register_buffer("mask", ...)`), up to where it stops tokenizing."""
+        found: set[str] = set()
+        with contextlib.suppress(SyntaxError, ValueError, tokenize.TokenError):
+            for token in tokenize.tokenize(io.BytesIO(self.data).readline):
+                if token.type == tokenize.NAME:
+                    found.add(token.string)
+                elif token.type == tokenize.STRING and (
+                    named := NAME_LITERAL.fullmatch(token.string)
+                ):
+                    found.update(part for part in named[2].split(".") if part.isidentifier())
+        return frozenset(found)
 
     @cached_property
     def nodes(self) -> list[ast.AST]:
