@@ -3,10 +3,17 @@ every mistake a spec declares gives a different output."""
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
 import torch
 
 from grader.courses.catalog import Catalog
+from grader.grade import Grader
+from grader.reports.models import CheckStatus
 from grader.verdict import diagnose
+from tests.conftest import ROOT
 
 CATALOG = Catalog()
 
@@ -38,3 +45,23 @@ def test_fused_form_is_the_reference_and_mistakes_differ() -> None:
     for mistake, knobs in diagnose.variants(declared.mistakes):
         out = diagnose.compute(diagnose.FORMS["fused"], weights, [x], {}, params, knobs)[0]
         assert not diagnose.close(out, none, 1e-5, 1e-4), mistake
+
+
+def test_a_causality_failure_names_the_mistake_that_mixes_tokens(
+    make_grader: Callable[..., Grader], tmp_path: Path
+) -> None:
+    """Heads split with view and no transpose move values across positions: the causal check
+    fails with the mask right, and says which named mistake is the likely cause."""
+    root = tmp_path / "split_by_view"
+    root.mkdir()
+    mutant = ROOT / "problems" / "multi_head_attention" / "mutants" / "view_no_transpose.py"
+    shutil.copy(mutant, root / "multi_head_attention.py")
+    report = make_grader(["multi_head_attention"]).grade_many([root], jobs=1)[0]
+    causal = next(
+        c for c in report.problem("multi_head_attention").checks if c.check == "causality"
+    )
+    assert causal.status is CheckStatus.failed
+    assert causal.message.endswith(
+        f"(here, likely the named mistake {diagnose.MISTAKES['view_no_transpose']!r}, "
+        "which mixes tokens)"
+    ), causal.message

@@ -46,6 +46,8 @@ MISTAKES: dict[str, str] = {
     "float32_precision": "computed in float32 inside a float64 forward (a softmax or a scale "
     "in float32, cast back): float64 inputs lose precision",
 }
+MIXES_TOKENS = frozenset({"view_no_transpose", "merge_no_transpose"})
+"""Mistakes that move values across token positions: causality fails with them, mask or not."""
 PRECISION = "float32_precision"
 """Tried on every form where the inputs are float64, after the spec's mistakes."""
 

@@ -11,6 +11,7 @@ from grader.sandboxing.results import ProblemRun
 from grader.specs.problem import CheckId, ProblemSpec
 from grader.verdict.checks import Check, Context, Failure, Verdict
 from grader.verdict.checks.scope import Sources
+from grader.verdict.diagnose import MIXES_TOKENS
 from grader.verdict.missing import Missing, missing_text, stopped, why_missing
 from grader.verdict.prepare import Prepared
 from grader.verdict.suggest import SYNTAX_ERRORS, missing_import, syntax_error
@@ -83,7 +84,21 @@ def judge_checks(checks: list[Check], ctx: Context) -> tuple[list[Verdict], str 
             fault = f"check {check.spec.name!r} failed: {exc!r}\n{traceback.format_exc(limit=4)}"
             verdict = Verdict(CheckStatus.skipped, "not judged: the grader failed on this check")
         verdicts.append(verdict)
+    blame_mixed_tokens(checks, verdicts)
     return verdicts, fault
+
+
+def blame_mixed_tokens(checks: list[Check], verdicts: list[Verdict]) -> None:
+    """A causality failure where another check named a mistake that moves values across
+    positions says so: the mask may well be right."""
+    named = [v.diagnosis for v in verdicts if v.diagnosis and v.diagnosis.mistake in MIXES_TOKENS]
+    if not named:
+        return
+    cause = f" (here, likely the named mistake {named[0].description!r}, which mixes tokens)"
+    for check, verdict in zip(checks, verdicts, strict=True):
+        if check.spec.check == CheckId.causality and verdict.status is CheckStatus.failed:
+            verdict.message += cause
+            verdict.public = None if verdict.public is None else verdict.public + cause
 
 
 def run_check(check: Check, ctx: Context) -> Verdict:
