@@ -19,7 +19,7 @@ def cell(text: str) -> str:
 def table(header: list[str], rows: list[list[str]], align: str = "") -> list[str]:
     spec = align or "-" * len(header)
     rule = ["---:" if a == "r" else "---" for a in spec]
-    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(rule) + " |"]
+    lines = ["| " + " | ".join(cell(h) for h in header) + " |", "| " + " | ".join(rule) + " |"]
     lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
     return lines
 
