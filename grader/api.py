@@ -26,6 +26,7 @@ from grader.reports.junit import SuiteBy
 from grader.reports.models import ProblemStatus, SubmissionReport, json_schema, write_report
 from grader.reports.safe import plain
 from grader.reports.similarity import (
+    CLASS_PAIRS_FILE,
     VIEW_FILE,
     Similarity,
     read_view,
@@ -284,7 +285,8 @@ def grade(
         from grader.similarity.compare import compare_class
 
         compared = compare_class(path, found.catalog, problems)
-        for written in (write_pairs(compared.pairs, out_dir), write_view(compared, out_dir)):
+        pairs = write_pairs(compared.pairs, out_dir, CLASS_PAIRS_FILE)
+        for written in (pairs, write_view(compared, out_dir)):
             listener.wrote(str(written))
     render(reports, formats, out_dir, shown, junit_by, listener.note, listener.wrote, compared)
     numbers = {p.spec.id: p.spec.number for p in found.catalog.problems.values()}

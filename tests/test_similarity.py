@@ -12,7 +12,14 @@ import pytest
 
 from grader import api
 from grader.reports.html import render_html
-from grader.reports.similarity import PAIRS, SIMILARITY_FILE, VIEW_FILE, Similarity, SimilarPair
+from grader.reports.similarity import (
+    CLASS_PAIRS_FILE,
+    PAIRS,
+    VIEW_FILE,
+    Similarity,
+    SimilarPair,
+)
+from grader.resume import stale_warning
 from grader.similarity.scoring import score_pairs
 from tests.class_reports import realistic_class
 from tests.fakes import FakeBackend
@@ -166,7 +173,8 @@ def test_report_renders_again_the_similarity_grade_saved(
     out = tmp_path / "out"
     api.grade(folder, out_dir=out, formats=["html"])
     graded = (out / "report.html").read_text()
-    assert 'id="similarity"' in graded and PAIRS.validate_json((out / SIMILARITY_FILE).read_text())
+    assert 'id="similarity"' in graded and PAIRS.validate_json((out / CLASS_PAIRS_FILE).read_text())
+    assert stale_warning(sorted(students)[:4], out, "this batch") is None  # not taken as reports
     (out / "report.html").unlink()
     api.report([out], formats=["html"])
     assert (out / "report.html").read_text().count('class="pair-view"') == graded.count(

@@ -10,8 +10,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from grader.names import GRADER_OWNED
+
 SIMILARITY_FILE = "similarity.json"
-VIEW_FILE = "similarity-view.json"
+"""Where `grader similarity --out DIR` writes the pairs."""
+CLASS_PAIRS_FILE = f"{GRADER_OWNED}-similarity.json"
+"""Where `grade --format html` writes them, beside the reports (a name no report takes)."""
+VIEW_FILE = f"{GRADER_OWNED}-similarity-view.json"
 """The class report's similarity section as `grade` rendered it (its code side by side), for
 `grader report` to render again without the submissions."""
 FLAG_Z = 6.0
@@ -54,9 +59,9 @@ def similarity_schema() -> dict[str, Any]:
     return PAIRS.json_schema()
 
 
-def write_pairs(pairs: list[SimilarPair], out_dir: Path) -> Path:
+def write_pairs(pairs: list[SimilarPair], out_dir: Path, name: str = SIMILARITY_FILE) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / SIMILARITY_FILE
+    path = out_dir / name
     path.write_bytes(PAIRS.dump_json(pairs, indent=2) + b"\n")
     return path
 
