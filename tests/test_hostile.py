@@ -19,7 +19,7 @@ EXPECTED_STATUS = {
     "segfault": ProblemStatus.crashed,
     "kills_worker": ProblemStatus.crashed,
     "fake_report": ProblemStatus.graded,
-    "allclose_patched": ProblemStatus.graded,
+    "allclose_patched": ProblemStatus.forbidden_api,  # torch.allclose changed: tampering
     "fork_at_import": ProblemStatus.graded,
 }
 
@@ -41,7 +41,8 @@ def test_hostile_batch(make_grader: Callable[..., Grader]) -> None:
         problem = reports[name].problem("causal_self_attention")
         assert problem.status is expected[name], (name, problem.status, problem.message)
         assert not reports[name].grader_fault
-        guarded = VALUE_CHECKS if problem.status is not ProblemStatus.graded else {"allclose"}
+        judged = problem.status in (ProblemStatus.graded, ProblemStatus.forbidden_api)
+        guarded = {"allclose"} if judged else VALUE_CHECKS
         guarded = guarded - HONEST_FOR_PER_TOKEN_OUTPUT
         gained = [
             c.name for c in problem.checks if c.check in guarded and c.status is CheckStatus.passed
@@ -81,13 +82,20 @@ def test_a_detached_grandchild_ends_with_its_problem(make_grader: Callable[..., 
 
 
 def test_unreadable_results_are_the_candidates_crash(make_grader: Callable[..., Grader]) -> None:
+    """Results too large are the candidate's crash; records made unreadable by a json.dumps the
+    candidate changed are malformed, and the change itself tampering."""
     grader = make_grader(["split_heads"])
-    for name, reason in (("deep_json", "nested too deeply"), ("many_tensors", "over")):
-        report = grader.grade(HOSTILE / name)
-        problem = report.problem("split_heads")
-        assert problem.status is ProblemStatus.crashed, (name, problem.message)
-        assert "results the grader cannot read" in problem.message and reason in problem.message
-        assert not report.grader_fault
+    report = grader.grade(HOSTILE / "many_tensors")
+    problem = report.problem("split_heads")
+    assert problem.status is ProblemStatus.crashed, problem.message
+    assert "results the grader cannot read (results over" in problem.message
+    report = grader.grade(HOSTILE / "deep_json")
+    problem = report.problem("split_heads")
+    assert problem.status is ProblemStatus.forbidden_api, problem.message
+    messages = [c.message for c in problem.checks]
+    assert any("json.dumps changed" in m for m in messages), messages
+    assert any("malformed: results.bin record 1: JSON nested too deeply" in m for m in messages)
+    assert not report.grader_fault
 
 
 def test_an_import_that_never_finishes_scores_nothing(

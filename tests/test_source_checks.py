@@ -311,6 +311,26 @@ def tampering(source: str | bytes) -> list[str]:
         ("import sys\nns = sys.__dict__", "imported namespace"),
         ("get = getattr\nf = get(module, name)", "getattr handed around as a value"),
         ("import functools\nf = functools.reduce(getattr, names, root)", "as a value"),
+        # the interpreter's attributes, which reach objects never handed over (the guard's)
+        ("b = print.__self__", "__self__ (an attribute of the interpreter's"),
+        ("subs = type.__subclasses__(object)", "__subclasses__"),
+        ("base = ().__class__.__mro__[-1]", "__mro__"),
+        ("f = m.forward.__func__", "__func__"),
+        ("b = globals()['__builtins__']", "['__builtins__']"),
+        ("g = getattr(f, '__glob' 'als__')", "__globals__"),
+        # names built at run time that may be private, on any object
+        ("g = getattr(f, '__glob' + 'als__')", "may be private"),
+        ("g = getattr(f, name)", "may be private"),
+        ("setattr(obj, ''.join(parts), None)", "may be private"),
+        ("i = vars(b)['__imp' + 'ort__']", "a namespace read by a name built at run time"),
+        ("x = obj.__dict__[key]", "a namespace read by a name built at run time"),
+        ("for n in ('qkv', '_secret'):\n    getattr(m, n)", "may be private"),
+        # a library's module changed: the grader's own code reads it too
+        ("import json\njson.dumps = lambda *a, **k: '{}'", "json.dumps changed"),
+        ("import torch\ntorch.allclose = lambda *a, **k: True", "torch.allclose changed"),
+        ("from json import encoder\nencoder.JSONEncoder.encode = f", "changed"),
+        ("import json\ndel json.loads", "json.loads changed"),
+        ("import json\nsetattr(json, 'dumps', f)", "setattr(json, 'dumps')"),
     ],
 )
 def test_loading_and_hooking_are_tampering(source: str, what: str) -> None:
@@ -356,6 +376,16 @@ def test_private_torch_names_are_tampering(source: str, private: str) -> None:
         "        return x",
         '"""No __torch_function__ override here, no sys.path trick."""',
         "class A:\n    def _attend(self, q):\n        return self._scale * q\n",
+        # the plain dunders and reflection on names the source shows are public
+        "import torch\nclass M(torch.nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.tag = self.__class__.__name__\n"
+        "    def __repr__(self):\n        return f'{type(self).__qualname__}({self.__dict__})'\n",
+        "def sizes(x):\n    return x.__len__(), x.__getitem__(0), x.__class__.__module__\n",
+        "def heads(m, n):\n    return [getattr(m, f'head_{i}') for i in range(n)]\n",
+        "def check(mha):\n    for name in ('qkv', 'proj'):\n        getattr(mha, name)\n",
+        "def check(mha):\n    return [getattr(mha, n) for n in ['W_query', 'W_key']]\n",
+        "def get(m, i):\n    return getattr(m, 'layer_' + str(i))\n",
+        "import config\nconfig.DEBUG = True\n",
         # tests pytest or unittest collect, which importing never runs
         "import pytest, unittest\nimport torch.nn.functional as F\n"
         "@pytest.mark.parametrize('t', [4, 8])\n"

@@ -15,11 +15,14 @@ import io
 import re
 import tokenize
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
+import torch
+
 from grader.verdict.checks.bindings import called, called_name, dotted, resolve
-from grader.verdict.checks.scope import IMPORTERS, SourceFile
+from grader.verdict.checks.scope import IMPORTERS, SHADOWED, SourceFile
 
 COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 # Attributes that reach frames, closures or code objects: the trace's originals live there.
@@ -50,6 +53,24 @@ HOOKS = {
     "__torch_dispatch__": "a __torch_dispatch__ override, which intercepts torch's operators",
     "__getattribute__": "__getattribute__, which reads attributes by names built at run time",
 }
+# The dunder attributes honest code reads: those of the values attention code handles and what
+# describes a module or a class. Any other (`__self__`, `__subclasses__`, `__mro__`, `__func__`)
+# reaches objects the code was never handed, the run-time guard's among them.
+PLAIN_KINDS = (object, int, float, complex, str, bytes, list, tuple, dict, set, frozenset, slice)
+DESCRIPTIONS = {"__name__", "__qualname__", "__module__", "__doc__", "__dict__", "__file__"}
+DESCRIPTIONS |= {"__version__", "__all__", "__annotations__", "__slots__", "__post_init__"}
+REACHING = {"__getattribute__", "__reduce__", "__reduce_ex__", "__init_subclass__"}
+REACHING |= {"__subclasshook__", "__traceback__"}
+PLAIN_DUNDERS = (
+    frozenset(
+        name
+        for kind in (*PLAIN_KINDS, range, Exception, torch.Tensor, torch.nn.Module)
+        for name in dir(kind)
+        if name.startswith("__") and name.endswith("__")
+    )
+    | DESCRIPTIONS
+) - REACHING
+INTERNALS = "an attribute of the interpreter's, which reaches objects the code was not handed"
 IMPORT_MACHINERY = "the import machinery, which loads code by path or from text"
 STARTS_PROGRAMS = "another program started, which may run any code"
 # Resolved dotted names (matched as whole components, wherever they sit in a path: `os.sys.path`)
@@ -136,6 +157,9 @@ NAME_AT = {
 }
 # Calls whose computed name is tampering on any object; the rest, on an imported one.
 COMPUTED_ANYWHERE = {"attrgetter", "methodcaller", *IMPORTERS}
+# Calls reading or writing an attribute by a name built at run time on any object: the name
+# must be one the source shows cannot be private (`f"head_{i}"`, a loop over literals).
+BY_NAME = {"getattr", "setattr", "delattr"}
 # Builtins that read or write by names built at run time: called directly, or not at all.
 REFLECTION = {"getattr", "setattr", "delattr", "vars", "globals", "locals", "__import__"}
 # Modules whose attributes hold routes: handed around as a value, they escape that reading.
@@ -175,6 +199,17 @@ def tampering_of(path: str) -> str | None:
         return STARTS_PROGRAMS
     private = private_torch_name(parts)
     return None if private is None else f"the private name {private}"
+
+
+def is_internal(name: str) -> bool:
+    """A dunder name outside `PLAIN_DUNDERS` (and the `HOOKS`, which say more of themselves)."""
+    dunder = name.startswith("__") and name.endswith("__") and len(name) > 4
+    return dunder and name not in PLAIN_DUNDERS and name not in HOOKS
+
+
+def shared(path: str) -> bool:
+    """A path in a library's module (the standard library's, torch's), not the candidate's."""
+    return path.split(".")[0] in SHADOWED
 
 
 def holds(parts: list[str], wanted: list[str]) -> bool:
@@ -306,8 +341,13 @@ class RouteFinder:
         if node.attr == "_C":
             self.add(node, TAMPERING["torch._C"], True)
             return
+        if is_internal(node.attr):
+            self.add(node, f"{node.attr} ({INTERNALS})", True)
+            return
         path = resolve(node, self.bindings)
-        if path is not None:
+        if path is not None and not isinstance(node.ctx, ast.Load) and shared(path):
+            self.add(node, f"{path} changed (a module others use too, the grader's own)", True)
+        elif path is not None:
             what = tampering_of(path)
             if what is not None:
                 self.add(node, what, True)
@@ -368,6 +408,10 @@ class RouteFinder:
             what = tampering_of(path) if path else None
             if text in INTROSPECTION or text in FRAME_CODE:
                 self.add(node, f"{name}(..., {text!r}) (frame or closure introspection)", True)
+            elif any(is_internal(part) for part in text.split(".")):
+                self.add(node, f"{name}(..., {text!r}) ({INTERNALS})", True)
+            elif name in {"setattr", "delattr"} and target is not None and shared(target):
+                self.add(node, f"{name}({target}, {text!r}) (a module others use too)", True)
             elif what is not None:
                 self.add(node, f"{name}(..., {text!r}) reaches {what}", True)
             elif self.names_forbidden(text) and (target is not None or text not in self.own):
@@ -376,14 +420,63 @@ class RouteFinder:
             self.add(node, f"vars({target}) (an imported namespace)", True)
         elif not literal and (name in COMPUTED_ANYWHERE or target is not None):
             self.add(node, f"{name} with a computed name", True)
+        elif name in BY_NAME and any(self.may_be_private(a) for a in arguments):
+            self.add(node, f"{name} with a name built at run time that may be private", True)
+
+    def may_be_private(self, name: ast.expr) -> bool:
+        """Whether a name built at run time may start with an underscore: unless it is a
+        literal, an f-string or a sum that starts with text that does not, or the variable of
+        a loop over such literals."""
+        while isinstance(name, ast.BinOp) and isinstance(name.op, ast.Add):
+            name = name.left
+        if isinstance(name, ast.JoinedStr) and name.values:
+            name = name.values[0]
+        if isinstance(name, ast.Constant):
+            return not (isinstance(name.value, str) and name.value[:1].isalpha())
+        if isinstance(name, ast.Name):
+            values = loop_literals(name, self.file.parents)
+            return values is None or any(not v[:1].isalpha() for v in values)
+        return True
 
     def visit_subscript(self, node: ast.Subscript) -> None:
         key = node.slice
         if isinstance(key, ast.Constant) and isinstance(key.value, str):
             if "_C" in key.value.split("."):
                 self.add(node, f"[{key.value!r}] reaches {TAMPERING['torch._C']}", True)
+            elif is_internal(key.value):
+                self.add(node, f"[{key.value!r}] ({INTERNALS})", True)
             elif self.names_forbidden(key.value):
                 self.add(node, f"[{key.value!r}]")
+        elif is_namespace(node.value) and self.may_be_private(key):
+            self.add(node, "a namespace read by a name built at run time that may be private", True)
+
+
+def is_namespace(value: ast.expr) -> bool:
+    """`vars(x)`, `globals()`, `locals()` or `x.__dict__`: an object's names as a dict."""
+    if isinstance(value, ast.Attribute):
+        return value.attr == "__dict__"
+    return isinstance(value, ast.Call) and called_name(value) in NAMESPACES
+
+
+def loop_literals(name: ast.Name, parents: dict[int, ast.AST]) -> list[str] | None:
+    """The strings a loop (or a comprehension) enclosing `name` binds it to, when it loops over
+    a literal list, tuple or set of strings; None otherwise."""
+    node: ast.AST = name
+    while (node := parents.get(id(node))) is not None:  # type: ignore[assignment]
+        loops: Sequence[ast.For | ast.comprehension] = []
+        if isinstance(node, ast.For):
+            loops = [node]
+        elif isinstance(node, ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp):
+            loops = node.generators
+        for loop in loops:
+            if isinstance(loop.target, ast.Name) and loop.target.id == name.id:
+                items = (
+                    loop.iter.elts if isinstance(loop.iter, ast.List | ast.Tuple | ast.Set) else []
+                )
+                texts = [e.value for e in items if isinstance(e, ast.Constant)]
+                strings = [t for t in texts if isinstance(t, str)]
+                return strings if items and len(strings) == len(items) else None
+    return None
 
 
 def main_block_nodes(file: SourceFile) -> set[int]:
