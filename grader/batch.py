@@ -144,7 +144,7 @@ def grade_batch(
         ids = [p.spec.id for p in selected]
         check_problems(list(submissions), out_dir, ids)
         for submission in submissions:
-            report = saved_report(submission, out_dir, ids)
+            report = saved_report(submission, out_dir, ids, catalog.entries)
             if report is not None:
                 saved[submission] = report
         listener.note(f"Resuming: {len(saved)} submission(s) already graded")

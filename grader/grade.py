@@ -27,6 +27,7 @@ from grader.sandboxing.backends.base import (
     batch_limits,
 )
 from grader.sandboxing.executor import PROTOCOL_VERSION
+from grader.sandboxing.locate import locate
 from grader.sandboxing.protocol import encode_job, problem_part, result_names
 from grader.sandboxing.results import ProblemExit, read_problem, read_worker_report
 from grader.sandboxing.staging import Staged, display, stage_submission
@@ -68,7 +69,7 @@ class Grader:
         limit_overrides: LimitOverrides | None = None,
     ) -> None:
         self.problems = problems
-        self.entries = {p.spec.entry for p in catalog.problems.values()}  # the course's files
+        self.entries = catalog.entries  # the course's files
         self.backend = backend
         self.seed = seed
         self.overrides = limit_overrides or LimitOverrides()
@@ -102,7 +103,8 @@ class Grader:
     def grade(
         self, submission: Path, name: str | None = None, student: Student | None = None
     ) -> SubmissionReport:
-        """Grade one submission. Whatever its files and its name, this returns its report: the
+        """Grade one submission: the problem files at its top, or in the one folder of it that
+        holds some (`locate`). Whatever its files and its name, this returns its report: the
         limits it broke are noted in it, and any failure of ours makes it a grader_error."""
         slot = Slot(self.slots)
         started = datetime.now(timezone.utc)
@@ -142,7 +144,8 @@ class Grader:
         self, submission: Path, scratch: Path, slot: Slot
     ) -> tuple[list[ProblemReport], str, str, WorkerRun | None]:
         entries = {p.spec.entry: p.spec.symbols for p in self.problems}
-        staged = stage_submission(submission, scratch / "submission", entries)
+        located = locate(submission, self.entries)
+        staged = stage_submission(located.folder, scratch / "submission", entries)
         attempted = [p for p in self.problems if (staged.path / p.spec.entry).is_file()]
         reports: dict[str, ProblemReport] = {}
         run = None
@@ -155,6 +158,8 @@ class Grader:
         notes = list(staged.notes)
         if run is not None and run.oom_killed:
             notes.append("the worker ran out of memory")
+        if located.note:
+            notes.append(located.note)
         return problems, staged.content_hash, "; ".join(notes), run
 
     def run_worker(

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 
 from grader import __version__
 from grader.errors import GraderError
 from grader.names import grader_owned, report_file, slug, submission_name
 from grader.reports.models import SubmissionReport, read_report
+from grader.sandboxing.locate import locate
 from grader.sandboxing.staging import content_hash
 
 
@@ -53,15 +54,18 @@ def check_problems(submissions: list[Path], out_dir: Path, problems: list[str]) 
         )
 
 
-def saved_report(submission: Path, out_dir: Path, problems: list[str]) -> SubmissionReport | None:
+def saved_report(
+    submission: Path, out_dir: Path, problems: list[str], entries: Collection[str]
+) -> SubmissionReport | None:
     """The report saved for `submission` if it is still valid: same grader version, same
-    content hash, same problems and no grader error."""
+    content hash (of the folder graded: `locate` finds it by the course's `entries`), same
+    problems and no grader error."""
     report = read_saved(submission, out_dir)
     if report is None:
         return None
     if (
         report.run.grader_version == __version__
-        and report.content_hash == content_hash(submission)
+        and report.content_hash == content_hash(locate(submission, entries).folder)
         and [p.problem for p in report.problems] == problems
         and not report.grader_fault
     ):

@@ -34,6 +34,7 @@ from tests.reports import sample_reports
 from tests.workflows import actionlint
 
 ROOT = Path(__file__).resolve().parent.parent
+ENTRIES = {"split_heads.py", "mha_by_loop.py"}
 
 
 def run(*args: str) -> tuple[int, str]:
@@ -145,11 +146,17 @@ def test_resume_reuses_only_valid_reports(tmp_path: Path) -> None:
     out = tmp_path / "reports"
     write_report(report, out)
     ids = [p.problem for p in report.problems]
-    assert saved_report(submission, out, ids) == read_report(out / "full.json")
-    assert saved_report(submission, out, ids[:1]) is None  # other problems asked for
+    assert saved_report(submission, out, ids, ENTRIES) == read_report(out / "full.json")
+    assert saved_report(submission, out, ids[:1], ENTRIES) is None  # other problems asked for
     (submission / "split_heads.py").write_text("x = 2\n")
-    assert saved_report(submission, out, ids) is None  # the content changed
-    assert saved_report(tmp_path / "subs", out, ids) is None  # nothing saved
+    assert saved_report(submission, out, ids, ENTRIES) is None  # the content changed
+    assert saved_report(tmp_path / "subs", out, ids, ENTRIES) is None  # nothing saved
+    nested = tmp_path / "subs" / "nested"
+    (nested / "hw").mkdir(parents=True)
+    (nested / "hw" / "split_heads.py").write_text("x = 1\n")
+    moved = saved_by_now(report, nested / "hw").model_copy(update={"submission": "nested"})
+    write_report(moved, out)
+    assert saved_report(nested, out, ids, ENTRIES) is not None  # the folder graded is hashed
 
 
 def test_resume_grades_the_rest_with_the_batch_seed(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import shutil
 import stat
 import zipfile
@@ -15,6 +16,7 @@ from grader.cli.main import cli
 from grader.courses.catalog import Catalog
 from grader.platforms.exports import ExportError, open_export, read_export
 from grader.platforms.unzip import Caps, UnsafeZip, extract
+from grader.reports.models import read_report
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPLETE, MISTAKES = ROOT / "submissions" / "complete", ROOT / "submissions" / "classic_mistakes"
@@ -185,3 +187,48 @@ def test_grade_a_folder_of_zips(zips: Path, tmp_path: Path, catalog: Catalog) ->
     assert possible[:6] == ["points possible", "", "", full, full, full]
     assert [row[:2] for row in rows] == [["ada", "ada"], ["bob", "bob"]]
     assert rows[0][3] == full and float(rows[1][3]) < float(full)
+
+
+def nested_class(folder: Path) -> Path:
+    """pat: a problem file at the top; oscar: two in the one folder `hw/` (zipped by hand)."""
+    (folder / "pat").mkdir(parents=True)
+    shutil.copy(COMPLETE / "split_heads.py", folder / "pat")
+    (folder / "oscar" / "hw").mkdir(parents=True)
+    for name in ("split_heads.py", "causal_self_attention.py"):
+        shutil.copy(COMPLETE / name, folder / "oscar" / "hw")
+    return folder
+
+
+def grade_cli(args: list[str]) -> str:
+    result = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_files_in_one_folder_score_alike_in_every_form(tmp_path: Path) -> None:
+    """A submission whose files sit in one folder scores as `gradescope run` scores it, whether
+    `grade` reads it in a class folder, a zipped class, a Gradescope export or its zip."""
+    school = nested_class(tmp_path / "class")
+    export = tmp_path / "assignment_1_export"
+    export.mkdir()
+    (export / "submission_metadata.yml").write_text(METADATA)
+    shutil.copytree(school / "pat", export / "submission_111")
+    shutil.copytree(school / "oscar", export / "submission_333")
+    forms = {
+        school: "oscar",
+        zip_folder(school, tmp_path / "class.zip", prefix="class/"): "oscar",
+        export: "submission_333",
+        zip_folder(export, tmp_path / "export.zip", prefix="export/"): "submission_333",
+    }
+    results = tmp_path / "results.json"
+    grade_cli(["gradescope", "run", str(school / "oscar"), "--results", str(results)])
+    expected = json.loads(results.read_text())
+    assert "graded the problem files in the folder hw/" in expected["output"]
+    for index, (path, name) in enumerate(forms.items()):
+        out = tmp_path / f"out{index}"
+        grade_cli(["grade", str(path), "--backend", "local", "--out", str(out)])
+        report = read_report(out / f"{name}.json")
+        assert report.total == expected["score"] > 0, path
+        assert report.message == "graded the problem files in the folder hw/"
+        if name == "oscar":
+            assert read_report(out / "pat.json").message == ""  # its files are at its top

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from grader.platforms.gradescope.autograder import RUN, SETUP, build_autograder, requirements
-from grader.platforms.upload import locate
+from grader.sandboxing.locate import locate
 
 ENTRIES = {"split_heads.py", "mha_by_loop.py"}
 
@@ -40,7 +40,10 @@ def test_zip_carries_a_wheelhouse(tmp_path: Path) -> None:
 
 
 def test_files_at_the_top(tmp_path: Path) -> None:
+    """The top is graded, even where a folder of it holds problem files too."""
     (tmp_path / "split_heads.py").write_text("")
+    (tmp_path / "hw").mkdir()
+    (tmp_path / "hw" / "mha_by_loop.py").write_text("")
     assert locate(tmp_path, ENTRIES).folder == tmp_path
     assert locate(tmp_path, ENTRIES).note == ""
 
@@ -60,7 +63,7 @@ def test_files_in_several_folders(tmp_path: Path) -> None:
         (tmp_path / name).mkdir()
         (tmp_path / name / "split_heads.py").write_text("")
     located = locate(tmp_path, ENTRIES)
-    assert located.folder is None
+    assert located.folder == tmp_path
     assert "several folders (a/, b/)" in located.note
 
 
@@ -69,6 +72,6 @@ def test_no_problem_file_says_what_was_expected(tmp_path: Path) -> None:
     (tmp_path / "deep" / "deeper" / "split_heads.py").write_text("")
     (tmp_path / "notes.txt").write_text("")
     located = locate(tmp_path, ENTRIES)
-    assert located.folder is None
+    assert located.folder == tmp_path
     assert "mha_by_loop.py, split_heads.py" in located.note
     assert "it holds: deep/, notes.txt" in located.note

@@ -150,6 +150,23 @@ def test_a_submission_of_near_misses_is_told_what_to_rename(
     assert {p.problem for p in rest} == {"mha_by_loop"}, [p.problem for p in rest]
 
 
+def test_a_file_in_the_one_folder_is_graded_and_beside_top_files_is_told_to_move(
+    make_grader: Callable[..., Grader], tmp_path: Path
+) -> None:
+    """Problem files in the one folder of a submission are graded there; a problem file in a
+    folder beside those at the top is a near miss, told to move."""
+    alone, beside = tmp_path / "alone", tmp_path / "beside"
+    for root in (alone, beside):
+        (root / "src").mkdir(parents=True)
+        shutil.copy(ROOT / "submissions" / "complete" / "split_heads.py", root / "src")
+    shutil.copy(ROOT / "submissions" / "complete" / "self_attention.py", beside)
+    graded, hinted = make_grader(["split_heads"]).grade_many([alone, beside], jobs=1)
+    assert graded.problem("split_heads").status is ProblemStatus.graded
+    assert graded.message == "graded the problem files in the folder src/"
+    moved = "found src/split_heads.py: move it to the submission's top folder"
+    assert moved in hinted.problem("split_heads").message and hinted.message == ""
+
+
 def test_an_import_of_a_renamed_file_gets_its_rename() -> None:
     sources = Sources(
         {

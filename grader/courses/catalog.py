@@ -219,6 +219,11 @@ class Catalog:
         """A candidate kit: the visible checks only, judged against recorded answers."""
         return self.seed is not None
 
+    @property
+    def entries(self) -> set[str]:
+        """The problems' entry files, whose folder in a submission is the one graded."""
+        return {p.spec.entry for p in self.problems.values()}
+
     def __init__(self, problems_dir: Path = PROBLEMS_DIR, checked: bool = True) -> None:
         if checked:
             require_torch()

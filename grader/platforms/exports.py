@@ -26,7 +26,8 @@ from grader.names import as_text
 from grader.platforms.unzip import CLASS, STUDENT, UnsafeZip, extract
 from grader.reports.models import Student
 from grader.sandboxing.capped import read_capped
-from grader.sandboxing.notebooks import NOTEBOOK, holds_notebook
+from grader.sandboxing.locate import holds_problems, locate
+from grader.sandboxing.notebooks import NOTEBOOK
 
 if TYPE_CHECKING:
     from grader.courses.catalog import Catalog
@@ -67,17 +68,10 @@ def open_export(path: Path, catalog: Catalog) -> Iterator[Export]:
         yield read_export(path, Path(scratch), catalog)
 
 
-def holds_problems(path: Path, catalog: Catalog) -> bool:
-    """Whether `path` holds a problem's entry file or a notebook: a submission, never an
-    export."""
-    if any((path / p.spec.entry).is_file() for p in catalog.problems.values()):
-        return True
-    return holds_notebook(path)
-
-
 def find_submissions(path: Path, catalog: Catalog) -> list[Path]:
-    """A single submission (it holds an entry file) or a folder of them, one per sub-folder."""
-    if holds_problems(path, catalog):
+    """A single submission (it holds an entry file at its top) or a folder of them, one per
+    sub-folder."""
+    if holds_problems(path, catalog.entries):
         return [path]
     return sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
 
@@ -106,7 +100,8 @@ def read_export(path: Path, scratch: Path, catalog: Catalog) -> Export:
 
 def read_archive(archive: Path, scratch: Path, catalog: Catalog) -> Export:
     """A zip file given as PATH: Gradescope's whole export, a zipped folder of submissions
-    (two or more sub-folders holding problem files), or one student's submission."""
+    (two or more sub-folders holding problem files, at their top or in one folder of each), or
+    one student's submission."""
     if archive.suffix != ".zip":
         raise ExportError(f"{archive} is neither a folder nor a zip file")
     unpacked = scratch / "export"
@@ -115,7 +110,7 @@ def read_archive(archive: Path, scratch: Path, catalog: Catalog) -> Export:
     except UnsafeZip as exc:
         raise ExportError(f"{archive.name}: {exc}") from exc
     root = sole_folder(unpacked)
-    if (root / METADATA).is_file() and not holds_problems(root, catalog):
+    if (root / METADATA).is_file() and not holds_problems(root, catalog.entries):
         export = gradescope(root)
         export.skipped += [f"{archive.name}: {note}" for note in notes]
         return export
@@ -128,13 +123,18 @@ def read_archive(archive: Path, scratch: Path, catalog: Catalog) -> Export:
                 "and grade the folder (a folder of per-student zip files is read as is)"
             )
     folders = find_submissions(root, catalog)
-    if len([f for f in folders if find_submissions(f, catalog) == [f]]) > 1:
+    if len([f for f in folders if is_submission(f, catalog)]) > 1:
         export = Export("a zipped folder of submissions", [Submission(f) for f in folders])
         export.skipped += [f"{archive.name}: {note}" for note in notes]
         return export
     export = Export("a zip file")
     add_student_zip(export, archive, scratch)
     return export
+
+
+def is_submission(folder: Path, catalog: Catalog) -> bool:
+    """Whether `folder` holds problem files where grading finds them (`locate`)."""
+    return holds_problems(locate(folder, catalog.entries).folder, catalog.entries)
 
 
 def python_file(path: PurePosixPath) -> bool:

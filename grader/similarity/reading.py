@@ -1,6 +1,7 @@
 """A class as the similarity check reads it: the batch `grade` reads (folders, zips, Gradescope
-exports, Classroom clones), each submission's Python files as staging selects them within its
-limits (notebooks as modules), as text. What cannot be read is left out with a note."""
+exports, Classroom clones), each submission's Python files in the folder grading reads
+(`locate`), as staging selects them within its limits (notebooks as modules), as text. What
+cannot be read is left out with a note."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING
 from grader.errors import GraderError
 from grader.names import submission_name
 from grader.platforms.exports import open_export
+from grader.sandboxing.locate import locate
 from grader.sandboxing.staging import from_notebooks, select
 
 if TYPE_CHECKING:
@@ -39,7 +41,7 @@ def as_source(name: str, data: bytes) -> tuple[str | None, str | None]:
 
 def candidate(path: Path, catalog: Catalog, notes: list[str]) -> Candidate:
     name = submission_name(path)
-    chosen = select(path)
+    chosen = select(locate(path, catalog.entries).folder)
     from_notebooks(chosen, {p.spec.entry: p.spec.symbols for p in catalog.problems.values()})
     notes += [f"{name}: {note}" for note in chosen.skipped()]
     sources = {}

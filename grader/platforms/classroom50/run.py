@@ -13,7 +13,6 @@ from pathlib import Path
 
 from grader.courses.catalog import Catalog, Problem
 from grader.grade import Grader
-from grader.platforms.upload import locate
 from grader.reports.models import SubmissionReport
 from grader.reports.text import num
 from grader.sandboxing.backends.local import LocalBackend
@@ -25,11 +24,10 @@ KIT_NOTE = "graded on the visible checks only: feedback, not your grade for cred
 
 def run_classroom50(checkout: Path, user: str | None, catalog: Catalog) -> SubmissionReport:
     """Grade the checkout on the course's problems (a kit's with the inputs it recorded)."""
-    located = locate(checkout, {p.spec.entry for p in catalog.problems.values()})
     problems = list(catalog.problems.values())
     with Grader(catalog, problems, LocalBackend(user), draw_seed(catalog.seed)) as grader:
-        report = grader.grade(located.folder or checkout, name=checkout.resolve().name)
-    notes = (report.message, located.note, kit_note(problems) if catalog.is_kit else "")
+        report = grader.grade(checkout, name=checkout.resolve().name)
+    notes = (report.message, kit_note(problems) if catalog.is_kit else "")
     return report.model_copy(update={"message": "; ".join(n for n in notes if n)})
 
 

@@ -17,7 +17,6 @@ from pathlib import Path
 from grader.courses.catalog import Catalog
 from grader.grade import Grader
 from grader.platforms.gradescope.results import gradescope_results
-from grader.platforms.upload import locate
 from grader.reports.models import SubmissionReport
 from grader.sandboxing.backends.local import LocalBackend
 from grader.verdict.plan import draw_seed
@@ -28,13 +27,9 @@ def run_gradescope(
 ) -> SubmissionReport:
     """Grade Gradescope's submission folder on the course's problems and write `results.json`;
     return the full report."""
-    located = locate(upload, {p.spec.entry for p in catalog.problems.values()})
     problems = list(catalog.problems.values())
     with Grader(catalog, problems, LocalBackend(user), draw_seed(None)) as grader:
-        report = grader.grade(located.folder or upload, name="submission")
-    if located.note:
-        message = "; ".join(m for m in (report.message, located.note) if m)
-        report = report.model_copy(update={"message": message})
+        report = grader.grade(upload, name="submission")
     results.parent.mkdir(parents=True, exist_ok=True)
     results.write_text(json.dumps(gradescope_results(report), indent=2) + "\n", encoding="utf-8")
     return report
