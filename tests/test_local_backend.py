@@ -17,13 +17,15 @@ from typing import Any
 
 import pytest
 import torch
+from click.testing import CliRunner
 
+from grader.cli.main import cli
 from grader.courses.catalog import Catalog
 from grader.grade import Grader
 from grader.reports.models import ProblemReport, SubmissionReport
 from grader.sandboxing.backends import launch
 from grader.sandboxing.backends.base import WorkerJob, WorkerRun, batch_limits
-from grader.sandboxing.backends.local import LocalBackend, Started, copy_results
+from grader.sandboxing.backends.local import LocalBackend, NoSuchAccount, Started, copy_results
 from grader.specs.paths import REFERENCES_DIR
 from tests.test_hostile import leftover_processes
 
@@ -389,3 +391,22 @@ def test_a_process_left_by_one_submission_cannot_touch_another(catalog: Catalog)
         reports[0].problem("causal_attention").score
         == reports[0].problem("causal_attention").max_score
     )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["gradescope", "run", "{sub}", "--results", "{out}/results.json"],
+        ["classroom50", "run", "{sub}", "--out", "{out}"],
+    ],
+)
+def test_an_unknown_account_is_one_error_line(tmp_path: Path, command: list[str]) -> None:
+    """`--user` naming no account: one line, `Error: ...`, exit 2; nothing graded."""
+    with pytest.raises(NoSuchAccount, match="no account named 'nosuchuser'"):
+        LocalBackend("nosuchuser")
+    (tmp_path / "split_heads.py").write_text("x = 1\n")
+    args = [a.format(sub=tmp_path, out=tmp_path / "out") for a in command]
+    result = CliRunner().invoke(cli, [*args, "--user", "nosuchuser"])
+    assert result.exit_code == 2, result.output
+    assert result.output == "Error: no account named 'nosuchuser' on this machine (--user)\n"
+    assert not (tmp_path / "out").exists()

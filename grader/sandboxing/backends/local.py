@@ -34,6 +34,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.errors import GraderError
 from grader.sandboxing.backends import launch
 from grader.sandboxing.backends.base import (
     SANDBOX_ENV,
@@ -115,6 +116,18 @@ def namespace_prefix(user: pwd.struct_passwd | None) -> tuple[str, ...]:
     return (unshare, *NAMESPACE_OPTIONS) if tried.returncode == 0 else ()
 
 
+class NoSuchAccount(GraderError):
+    """The account the candidate's code is to run as is not on this machine."""
+
+
+def account(name: str) -> pwd.struct_passwd:
+    """The account `name`; `NoSuchAccount` when the machine has none of that name."""
+    try:
+        return pwd.getpwnam(name)
+    except (KeyError, ValueError):  # not found, or a name with a NUL byte
+        raise NoSuchAccount(f"no account named {name!r} on this machine (--user)") from None
+
+
 def sweep(user: pwd.struct_passwd) -> None:
     """Kill every process of `user`'s, also those that left the worker's process group."""
     subprocess.run(
@@ -176,7 +189,7 @@ class LocalBackend:
     isolation = Isolation.process
 
     def __init__(self, user: str | None = None, ready: Limits | None = None) -> None:
-        self.user = pwd.getpwnam(user) if user is not None else None
+        self.user = account(user) if user is not None else None
         self.namespace = namespace_prefix(self.user)
         self._one_at_a_time = threading.Lock()
         self._ready: Started | None = None
