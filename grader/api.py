@@ -293,6 +293,13 @@ def grade(
     return Graded(reports, numbers, found.catalog.is_kit)
 
 
+MERGED_SIMILARITY = (
+    "no similarity across the class in a merge of shards: each shard compared only its own "
+    "submissions; the class's similarity needs all submissions together: "
+    "`grader similarity PATH`"
+)
+
+
 def report(
     directories: Sequence[Path],
     *,
@@ -305,7 +312,8 @@ def report(
 ) -> list[SubmissionReport]:
     """Render outputs again from the JSON reports saved in one folder, without regrading; or
     merge the output folders of a batch's shards into `out_dir` (a shard's folder with
-    `out_dir` is merged, and refused unless every shard of its batch is given)."""
+    `out_dir` is merged, and refused unless every shard of its batch is given), saying that
+    the merge holds no similarity across the class."""
     listener = listener or Listener()
     shown = reveal_after_due(reveal, read_course(course_path))
     (first, *others) = directories
@@ -328,6 +336,7 @@ def report(
     render(reports, formats, target, shown, junit_by, listener.note, listener.wrote, compared)
     if merging:
         listener.note(f"merged {len(reports)} report(s) from {len(directories)} shards")
+        listener.note(MERGED_SIMILARITY)
     return reports
 
 

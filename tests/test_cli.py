@@ -16,6 +16,7 @@ import yaml
 from click.testing import CliRunner
 
 from grader import __version__
+from grader.api import MERGED_SIMILARITY
 from grader.cli.main import cli
 from grader.courses import course
 from grader.courses.catalog import Catalog
@@ -473,6 +474,7 @@ def test_three_shards_merge_into_the_gradebook_of_one_run(
     merged = tmp_path / "merged"
     code, text = run("report", *map(str, shards), "--out", str(merged), "--format", "csv")
     assert code == 0, text
+    assert MERGED_SIMILARITY in text  # each shard compared its own submissions only
     assert (merged / "summary.csv").read_text() == (tmp_path / "whole" / "summary.csv").read_text()
     assert len(list(merged.glob("*.json"))) == 9
 
@@ -500,9 +502,12 @@ def test_three_shards_merge_into_the_gradebook_of_one_run(
     args = ["grade", str(batch), "--out", str(fullest), "--shard", f"{k}/3", "--resume"]
     code, text = run(*args, *common)
     assert code == 0 and "Resuming: " in text, text
-    code, text = run("report", *map(str, shards), "--out", str(tmp_path / "m5"))
-    assert code == 0, text
+    code, text = run("report", *map(str, shards), "--out", str(tmp_path / "m5"), "--format", "html")
+    assert code == 0 and MERGED_SIMILARITY in text, text
+    assert 'id="similarity"' not in (tmp_path / "m5" / "report.html").read_text()
     assert (tmp_path / "m5" / "summary.csv").read_text() == (merged / "summary.csv").read_text()
+    code, text = run("report", str(tmp_path / "whole"), "--format", "csv")
+    assert code == 0 and MERGED_SIMILARITY not in text, text  # one batch's folder, not a merge
     ghost = tmp_path / "m5" / "ghost.json"
     ghost.write_text((tmp_path / "m5" / f"{graded[0][0]}.json").read_text())
     code, text = run("report", *map(str, shards), "--out", str(tmp_path / "m5"))
