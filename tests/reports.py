@@ -52,14 +52,13 @@ def problem(
     message: str = "",
     **extra: object,
 ) -> ProblemReport:
-    score = sum(c.points for c in checks)
-    if status in (ProblemStatus.forbidden_api, ProblemStatus.grader_error):
-        score = 0.0
+    if status.zeroes:  # as the judge reports it: every check scores 0
+        checks = [c.model_copy(update={"points": 0.0}) for c in checks]
     return ProblemReport(
         problem=problem_id,
         title=f"The {problem_id} problem",
         status=status,
-        score=score,
+        score=sum(c.points for c in checks),
         max_score=max_score,
         checks=checks,
         message=message,

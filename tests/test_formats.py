@@ -48,10 +48,11 @@ def reports() -> list[SubmissionReport]:
 
 
 def zeroed_problem(report: SubmissionReport) -> SubmissionReport:
-    """`report` with its second problem zeroed, as a forbidden API zeroes a problem whose
-    checks passed."""
+    """`report` with its second problem zeroed by a forbidden API, as a report saved before the
+    judge zeroed its checks too: they still hold the points they passed for."""
     problems = list(report.problems)
-    problems[1] = problems[1].model_copy(update={"score": 0.0})
+    update = {"score": 0.0, "status": ProblemStatus.forbidden_api}
+    problems[1] = problems[1].model_copy(update=update)
     return report.model_copy(update={"problems": problems, "total": sum(p.score for p in problems)})
 
 

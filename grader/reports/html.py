@@ -8,6 +8,7 @@ from grader.reports.csv import submission_status
 from grader.reports.models import (
     AttentionPattern,
     CheckReport,
+    CheckStatus,
     ProblemReport,
     ProblemStatus,
     SubmissionReport,
@@ -17,7 +18,15 @@ from grader.reports.safe import html as escape
 from grader.reports.similarity import Similarity
 from grader.reports.similarity_html import similarity_section
 from grader.reports.stats import CheckStats, ClassStats, FailureStats, class_stats, problem_ids
-from grader.reports.text import absence_notes, check_details, fraction, num, problem_note
+from grader.reports.text import (
+    absence_notes,
+    check_details,
+    fraction,
+    num,
+    problem_note,
+    scored,
+    zeroed_note,
+)
 
 STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5em auto; padding: 0 20px;
@@ -343,7 +352,7 @@ def submission_details(index: int, report: SubmissionReport) -> str:
 
 def problem_details(problem: ProblemReport) -> str:
     """A problem's score, status, message, checks and output, folded when it has full marks."""
-    rows = "".join(check_row(c) for c in problem.checks)
+    rows = "".join(check_row(problem, c) for c in problem.checks)
     head = '<th></th><th>check</th><th class="n">points</th><th>visibility</th><th>details</th>'
     checks = table(head, rows, "checks") if rows else ""
     logs = "".join(
@@ -364,12 +373,16 @@ def problem_details(problem: ProblemReport) -> str:
     )
 
 
-def check_row(check: CheckReport) -> str:
-    details = "<br>".join(escape(line) for line in check_details(check))
+def check_row(problem: ProblemReport, check: CheckReport) -> str:
+    """A check's row; one that passed in a problem that scores 0 says so."""
+    lines = check_details(check)
+    if check.status is CheckStatus.passed and problem.status.zeroes:
+        lines.insert(0, zeroed_note(problem))
+    details = "<br>".join(escape(line) for line in lines)
     return (
         f'<tr><td class="{check.status.value}">{check.status.mark}</td>'
         f'<td class="text">{escape(check.name)}</td>'
-        f'<td class="n">{fraction(check.points, check.max_points)}</td>'
+        f'<td class="n">{fraction(scored(problem, check), check.max_points)}</td>'
         f'<td><span class="tag">{check.visibility.value}</span></td>'
         f'<td class="text">{details}</td></tr>'
     ) + (pattern_row(check.pattern) if check.pattern else "")

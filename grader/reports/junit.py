@@ -16,8 +16,7 @@ from grader.reports.models import (
     SubmissionReport,
 )
 from grader.reports.safe import plain
-from grader.reports.tests import counts_checks
-from grader.reports.text import check_details, problem_note
+from grader.reports.text import check_details, problem_note, scored
 
 SuiteBy = Literal["submission", "problem"]
 
@@ -122,8 +121,8 @@ def add_case(
         classname=f"{report.submission}.{problem.problem}",
         time=f"{case_time(problem, check):.3f}",
     )
-    counted = counts_checks(problem)
-    points = (check.points if counted else 0.0) if check else problem.score
+    zeroed = problem.status.zeroes
+    points = scored(problem, check) if check else problem.score
     worth = check.max_points if check else problem.max_score
     properties = ET.SubElement(case, "properties")
     for key, value in (("points", points), ("max_points", worth)):
@@ -135,7 +134,7 @@ def add_case(
         )
         element.text = problem.message
         return "errors" if kind == "error" else "failures"
-    if check.status is CheckStatus.passed and counted:
+    if check.status is CheckStatus.passed and not zeroed:
         return None
     if check.status is CheckStatus.skipped:
         ET.SubElement(case, "skipped", message=check.message)

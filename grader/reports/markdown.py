@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 from grader.reports.csv import submission_status
-from grader.reports.models import ProblemReport, ProblemStatus, SubmissionReport
+from grader.reports.models import CheckReport, ProblemReport, ProblemStatus, SubmissionReport
 from grader.reports.redact import WITHHELD, withheld_points
 from grader.reports.safe import markdown
 from grader.reports.stats import BUCKETS, class_stats, problem_ids
-from grader.reports.tests import counts_checks
-from grader.reports.text import absence_notes, details_once, fraction, num, problem_note
+from grader.reports.text import (
+    absence_notes,
+    details_once,
+    fraction,
+    num,
+    problem_note,
+    scored,
+)
 
 
 def cell(text: str) -> str:
@@ -86,6 +92,16 @@ def score_cell(problem: ProblemReport) -> str:
     return num(problem.score) + note
 
 
+def feedback_row(problem: ProblemReport, check: CheckReport, details: list[str]) -> list[str]:
+    """A check's row of the candidate's feedback: mark, name, points, details."""
+    return [
+        check.status.mark,
+        check.name,
+        fraction(scored(problem, check), check.max_points),
+        "\n".join(details),
+    ]
+
+
 def candidate_feedback(view: SubmissionReport) -> str:
     """One candidate's feedback, rendered from their (redacted) view of the report."""
     lines = [f"# {markdown(view.submission)}: {fraction(view.total, view.max_total)}", ""]
@@ -104,12 +120,11 @@ def candidate_feedback(view: SubmissionReport) -> str:
             lines += [f"**{markdown(note)}**", ""]
         shown = [c for c in problem.checks if c.check != WITHHELD]
         if shown:
-            details = details_once(problem, shown)
             lines += table(
                 ["", "check", "points", "details"],
                 [
-                    [c.status.mark, c.name, fraction(c.points, c.max_points), "\n".join(d)]
-                    for c, d in zip(shown, details, strict=True)
+                    feedback_row(problem, c, d)
+                    for c, d in zip(shown, details_once(problem, shown), strict=True)
                 ],
                 "--r-",
             )
@@ -117,9 +132,9 @@ def candidate_feedback(view: SubmissionReport) -> str:
         count, worth = withheld_points(problem)
         if count:
             hidden = [c for c in problem.checks if c.check == WITHHELD]
-            scored = sum(c.points for c in hidden) if counts_checks(problem) else 0.0
+            points = sum(scored(problem, c) for c in hidden)
             lines += [
-                f"{count} hidden check(s) worth {num(worth)} point(s): {num(scored)} scored.",
+                f"{count} hidden check(s) worth {num(worth)} point(s): {num(points)} scored.",
                 "",
             ]
     if skipped:

@@ -59,6 +59,12 @@ class ProblemStatus(StrEnum):
         zeroed the problem (a score table stars such a score)."""
         return self not in (ProblemStatus.graded, ProblemStatus.not_attempted)
 
+    @property
+    def zeroes(self) -> bool:
+        """The problem scores 0 whatever its checks found: a forbidden API, or the grader's
+        fault (then never the candidate's zero: every output says the grader failed)."""
+        return self in (ProblemStatus.forbidden_api, ProblemStatus.grader_error)
+
 
 CHECK_MARKS = {
     CheckStatus.passed: "✔",

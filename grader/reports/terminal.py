@@ -23,7 +23,14 @@ from rich.text import Text
 
 from grader.reports.models import CheckStatus, ProblemReport, ProblemStatus, SubmissionReport
 from grader.reports.safe import terminal as escape
-from grader.reports.text import absence_notes, details_once, fraction, num, problem_note
+from grader.reports.text import (
+    absence_notes,
+    details_once,
+    fraction,
+    num,
+    problem_note,
+    scored,
+)
 
 if TYPE_CHECKING:
     from grader.validate import Outcome
@@ -191,7 +198,7 @@ def print_feedback(
         ):
             console.print(
                 f"  {check_mark(check.status)} {escape(check.name)}  "
-                f"[dim]{fraction(check.points, check.max_points)}[/dim]"
+                f"[dim]{fraction(scored(problem, check), check.max_points)}[/dim]"
             )
             for line in details:
                 console.print(f"      {escape(line)}", highlight=False, soft_wrap=True)

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from grader.reports.models import CheckStatus, ProblemReport, SubmissionReport
+from grader.reports.models import CheckReport, CheckStatus, ProblemReport, SubmissionReport
 from grader.reports.safe import plain
-from grader.reports.text import check_details, problem_note
+from grader.reports.text import check_details, problem_note, scored
 from grader.specs.problem import Visibility
 
 
@@ -25,8 +25,9 @@ class FlatTest:
 
 
 def flat_tests(view: SubmissionReport) -> Iterator[FlatTest]:
-    """One test per check. A problem without checks (not attempted) is one failed test; when a
-    problem's score is not the sum of its checks (a forbidden API zeroes it) the checks score 0."""
+    """One test per check. A problem without checks (not attempted) is one failed test; in a
+    problem that scores 0 (`ProblemStatus.zeroes`) every check scores 0, one that passed is
+    failed, and each says why."""
     for p_index, problem in enumerate(view.problems, start=1):
         filename = plain(f"{problem.problem}.py")
         note = problem_note(problem)
@@ -42,16 +43,16 @@ def flat_tests(view: SubmissionReport) -> Iterator[FlatTest]:
                 filename,
             )
             continue
-        counted = counts_checks(problem)
+        zeroed = problem.status.zeroes
         for c_index, check in enumerate(problem.checks, start=1):
             lines = check_details(check)
-            if not counted:
+            if zeroed:
                 lines.insert(0, note)
             yield FlatTest(
                 f"{p_index}.{c_index}",
                 plain(f"{problem.problem}: {check.name}"),
-                check.status,
-                check.points if counted else 0.0,
+                counted_status(problem, check),
+                scored(problem, check),
                 check.max_points,
                 plain("\n".join(lines)),
                 check.visibility,
@@ -59,5 +60,8 @@ def flat_tests(view: SubmissionReport) -> Iterator[FlatTest]:
             )
 
 
-def counts_checks(problem: ProblemReport) -> bool:
-    return abs(problem.score - sum(c.points for c in problem.checks)) < 1e-9
+def counted_status(problem: ProblemReport, check: CheckReport) -> CheckStatus:
+    """The check's status as a platform counts it: a pass that scores 0 is a failure."""
+    if check.status is CheckStatus.passed and problem.status.zeroes:
+        return CheckStatus.failed
+    return check.status

@@ -36,6 +36,17 @@ def check_details(check: CheckReport) -> list[str]:
     return lines
 
 
+def scored(problem: ProblemReport, check: CheckReport) -> float:
+    """What the check scores: 0 in a problem that scores 0 whatever its checks found
+    (`ProblemStatus.zeroes`), in a report saved before such checks were zeroed too."""
+    return 0.0 if problem.status.zeroes else check.points
+
+
+def zeroed_note(problem: ProblemReport) -> str:
+    """What a check that passed says in a problem that scores 0."""
+    return f"passed, but scores 0: {problem.status.text}"
+
+
 def problem_note(problem: ProblemReport) -> str:
     """The problem's status and message when it was not simply graded."""
     if problem.status is ProblemStatus.graded:
@@ -61,10 +72,14 @@ def absence_notes(problems: list[ProblemReport]) -> list[str]:
 
 def details_once(problem: ProblemReport, checks: list[CheckReport]) -> list[list[str]]:
     """Each check's details, less what the problem's note or an earlier check already said:
-    one cause, one message (an import error is told once, not once per check)."""
+    one cause, one message (an import error is told once, not once per check). A check that
+    passed in a problem that scores 0 says so."""
     said = [problem_note(problem)]
     shown = []
     for check in checks:
+        if check.status is CheckStatus.passed and problem.status.zeroes:
+            shown.append([zeroed_note(problem)])
+            continue
         lines = [
             line
             for line in check_details(check)

@@ -44,13 +44,14 @@ def judge_problem(prepared: Prepared, run: ProblemRun, sources: Sources) -> Prob
         message, public = both(lambda: problem_status(prepared, run, verdicts)[1])
         if fault is not None:
             status, message, public = ProblemStatus.grader_error, fault, None
-    checks = [check_report(c, v) for c, v in zip(prepared.checks, verdicts, strict=True)]
-    zeroed = status in (ProblemStatus.forbidden_api, ProblemStatus.grader_error)
+    checks = [
+        check_report(c, v, status.zeroes) for c, v in zip(prepared.checks, verdicts, strict=True)
+    ]
     return ProblemReport(
         problem=spec.id,
         title=spec.title,
         status=status,
-        score=0.0 if zeroed else sum(c.points for c in checks),
+        score=sum(c.points for c in checks),
         max_score=spec.max_score,
         checks=checks,
         message=message,
@@ -108,13 +109,16 @@ def run_check(check: Check, ctx: Context) -> Verdict:
         return Verdict(failure.status, failure.message, missing=failure.missing)
 
 
-def check_report(check: Check, verdict: Verdict) -> CheckReport:
+def check_report(check: Check, verdict: Verdict, zeroed: bool) -> CheckReport:
+    """The check's verdict; in a problem that scores 0 (`ProblemStatus.zeroes`), a check that
+    passed keeps its status and scores 0."""
     spec = check.spec
+    scored = verdict.status is CheckStatus.passed and not zeroed
     return CheckReport(
         name=spec.name,
         check=spec.check,
         status=verdict.status,
-        points=spec.points if verdict.status is CheckStatus.passed else 0.0,
+        points=spec.points if scored else 0.0,
         max_points=spec.points,
         visibility=spec.visibility,
         message=verdict.message,
