@@ -26,6 +26,7 @@ from sandbox.policy import (
     FRAME_READERS,
     LIBRARY_READERS,
     MAX_EVENTS,
+    REFUSAL,
     REFUSED_EVENT,
     REFUSED_EVENTS,
     SUMMARIZER,
@@ -83,7 +84,7 @@ class Auditor:
         event: PolicyEvent = {"kind": kind, "what": what[:300]}
         if event not in self.events and len(self.events) < MAX_EVENTS:
             self.events.append(event)
-        raise Refused(f"{what}: refused by the grader's policy for this problem")
+        raise Refused(what + REFUSAL)
 
     def take_events(self) -> list[PolicyEvent]:
         events, self.events = self.events, []

@@ -90,6 +90,10 @@ class Refused(RuntimeError):
     """A call the problem's policy forbids, refused in the process that made it."""
 
 
+REFUSAL = ": refused by the grader's policy for this problem"
+"""How a `Refused`'s message ends, after what was refused."""
+
+
 class Canary(Exception):
     """Raised by the guard's own kernels while it checks that they are still in place."""
 

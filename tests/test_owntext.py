@@ -7,6 +7,9 @@ from collections.abc import Callable
 
 from grader.grade import Grader
 from grader.reports.redact import candidate_view, platform_view
+from grader.sandboxing import owntext
+from grader.sandboxing.results import REFUSED, ErrorInfo, Frame
+from sandbox.policy import REFUSAL, Refused
 from tests.conftest import ROOT
 
 
@@ -24,3 +27,23 @@ def test_candidate_views_leave_out_the_candidates_own_text(
         said = " ".join(c.message for c in shown.checks)
         assert "an exception of its own class at split_heads.py:15" in said
         assert "an object of its own class" in said
+
+
+def test_a_refused_call_reads_as_the_grader_s_refusal() -> None:
+    """The guard's `Refused` is the grader's refusal, never the candidate's own exception; what
+    it refused and the code reach instructors only."""
+    error = ErrorInfo(
+        stage="call",
+        call=0,
+        type=Refused.__name__,
+        message="torch's operator aten::scaled_dot_product_attention" + REFUSAL,
+        frames=[Frame(file="attn.py", line=3, code="y = F.scaled_dot_product_attention(q, k, v)")],
+    )
+    full = error.summary({"attn.py": 5})
+    with owntext.public():
+        public = error.summary({"attn.py": 5})
+    assert full == (
+        f"{REFUSED} (torch's operator aten::scaled_dot_product_attention) at attn.py:3 "
+        "`y = F.scaled_dot_product_attention(q, k, v)`"
+    )
+    assert public == f"{REFUSED} at attn.py:3"

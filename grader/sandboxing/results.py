@@ -26,6 +26,7 @@ from grader.sandboxing.untrusted import (
     validated,
 )
 from grader.strict import Strict
+from sandbox.policy import REFUSAL, Refused
 from sandbox.protocol import RECORD_LENGTH, RESULTS_FILE, SEAL_BYTES, AttrValue, Probe, Seal
 
 MAX_LOG_CHARS = 4_000
@@ -42,6 +43,7 @@ DTYPES = {
 """Every dtype torch defines, by the name the worker writes (`float32`, `float8_e4m3fn`)."""
 DEVICES = {"cpu", "cuda", "meta", "mps", "xpu", "hpu", "mtia", "xla", "privateuseone"}
 NO_FILES: Mapping[str, int] = MappingProxyType({})
+REFUSED = "the grader's refusal of a forbidden call"  # a `Refused` raised by the guard
 
 
 def one_of(names: Collection[str], what: str) -> AfterValidator:
@@ -75,11 +77,16 @@ class ErrorInfo(Strict):
     def summary(self, files: Mapping[str, int] = NO_FILES) -> str:
         """`ValueError: message at file:line `code``; in a candidate-facing view without the
         message and the code (their code chose them), and without the place unless it is a line
-        of one of `files` (the submission's Python files, by their number of lines)."""
+        of one of `files` (the submission's Python files, by their number of lines). The guard's
+        `Refused` reads as the grader's refusal, what it refused told to instructors only (as
+        the forbidden API check tells it)."""
         code = f" `{self.frames[-1].code.strip()}`" if self.frames and self.frames[-1].code else ""
         message = self.message.strip().splitlines()[0][:300] if self.message.strip() else ""
-        kind = own_type(self.type, "an exception")
-        return kind + own(f": {message}", "") + self.place(files) + own(code, "")
+        if self.type == Refused.__name__:
+            kind, said = REFUSED, f" ({message.removesuffix(REFUSAL)})"
+        else:
+            kind, said = own_type(self.type, "an exception"), f": {message}"
+        return kind + own(said, "") + self.place(files) + own(code, "")
 
     def place(self, files: Mapping[str, int]) -> str:
         """` at file:line` of the last frame: to the candidate, only a line of one of `files`."""
