@@ -80,9 +80,13 @@ def write_junit(reports: list[SubmissionReport], opts: Options) -> list[str]:
 
 
 def write_gradescope(reports: list[SubmissionReport], opts: Options) -> list[str]:
+    """Each report's `results.json`; none for a report with a grader fault (regrade it)."""
     written = []
     for report in reports:
         results = gradescope_results(report)
+        if results is None:
+            opts.echo(f"gradescope: no results for {report.submission}: the grader failed on it")
+            continue
         written.append(
             write_text(
                 opts.out_dir / "gradescope" / f"{slug(report.submission)}.json",

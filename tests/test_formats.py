@@ -155,7 +155,7 @@ def test_machine_outputs_keep_rescaled_points_exact() -> None:
     )
     assert [case_property(c, "max_points") for c in cases] == [c.max_points for c in checks]
     results = gradescope_results(report)
-    assert results["score"] == report.total
+    assert results is not None and results["score"] == report.total
     assert [t["max_score"] for t in results["tests"]] == [c.max_points for c in checks]
 
 
@@ -266,7 +266,7 @@ def test_classroom(reports: list[SubmissionReport]) -> None:
         result = classroom_result(candidate_view(report))
         validate_classroom(result)
         assert sum(t["score"] for t in result["tests"]) == pytest.approx(report.total)
-        assert result["max_score"] == report.max_total
+        assert result["max_score"] == (0 if report.grader_fault else report.max_total)
         decoded = json.loads(base64.b64decode(encode_result(result)))
         assert decoded == result
         assert_golden(f"classroom_{report.submission}.json", json.dumps(result, indent=2) + "\n")
@@ -277,10 +277,15 @@ def test_classroom(reports: list[SubmissionReport]) -> None:
 def test_gradescope(reports: list[SubmissionReport]) -> None:
     for report in reports:
         results = gradescope_results(report)
+        if report.grader_fault:  # no results.json: Gradescope says the autograder failed
+            assert results is None
+            continue
+        assert results is not None
         validate_gradescope(results)
         assert results["score"] == report.total
         assert_golden(f"gradescope_{report.submission}.json", json.dumps(results, indent=2) + "\n")
     wrong = gradescope_results(reports[1])
+    assert wrong is not None
     later = [t for t in wrong["tests"] if "LATER-SECRET" in t["name"]]
     assert [t["visibility"] for t in later] == ["after_due_date"]  # Gradescope holds it back
     hidden = [t["name"] for t in wrong["tests"] if t["visibility"] == "hidden"]
@@ -311,6 +316,7 @@ def test_outputs_and_rereading(reports: list[SubmissionReport], tmp_path: Path) 
         "feedback/mistakes.md",
         "gradescope/mistakes.json",
     } <= names
+    assert "gradescope/partial.json" not in names  # a grader fault: no score to record
 
 
 def test_classroom_writes_runner_files(reports: list[SubmissionReport], tmp_path: Path) -> None:
@@ -332,11 +338,14 @@ def test_classroom_writes_runner_files(reports: list[SubmissionReport], tmp_path
 
 def test_classroom_log_and_record_agree(reports: list[SubmissionReport]) -> None:
     """The reporter's log weighs tests alike and its record sums their scores: both must give
-    the grader's total, for full, partial, zeroed and faulty reports."""
+    the grader's total, for full, partial and zeroed reports; a faulty one posts no points."""
     zeroed = zeroed_problem(reports[1])
     for report in [*reports, zeroed]:
         result = classroom_result(candidate_view(report))
         recorded, possible = recorded_score(result)
+        if report.grader_fault:
+            assert (recorded, possible) == (0.0, 0.0) and result["status"] == "error"
+            continue
         assert possible == report.max_total
         assert recorded == pytest.approx(report.total)
         assert logged_score(result) == pytest.approx(report.total), report.submission

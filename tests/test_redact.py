@@ -23,8 +23,11 @@ from tests.reports import sample_reports
 
 def gradescope_for_students(report: SubmissionReport, reveal: bool) -> str:
     """What Gradescope shows a student of `results.json`: the summary and the tests their
-    visibility lets through (`after_due_date` ones once the due date passed)."""
+    visibility lets through (`after_due_date` ones once the due date passed); nothing after a
+    grader fault (no results.json)."""
     results = gradescope_results(report)
+    if results is None:
+        return ""
     shown = {"visible", "after_due_date"} if reveal else {"visible"}
     tests = [t for t in results["tests"] if t["visibility"] in shown]
     return json.dumps({"output": results["output"], "score": results["score"], "tests": tests})
@@ -80,10 +83,11 @@ def test_after_due_date_checks_are_revealed(tmp_path: Path) -> None:
         assert "LATER-SECRET" in outputs[name], name
 
 
-@pytest.mark.parametrize("index", [0, 1, 2])
+@pytest.mark.parametrize("index", [0, 1])
 def test_gradescope_holds_hidden_checks_back_by_visibility(index: int) -> None:
     """Hidden checks reach Gradescope in full, for instructors, marked for it to hide."""
     results = gradescope_results(sample_reports()[index])
+    assert results is not None
     assert "HIDDEN-SECRET" not in results["output"]
     for test in results["tests"]:
         if "HIDDEN-SECRET" in json.dumps(test):

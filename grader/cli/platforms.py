@@ -121,7 +121,12 @@ def gradescope_run(submission: Path, course: Path | None, **options: Any) -> Non
     files at its top or in one folder of it."""
     report = api.gradescope_run(submission, course_path=course, **options)
     click.echo(report.model_dump_json(indent=2))
-    sys.exit(2 if report.grader_fault else 0)
+    if report.grader_fault:
+        echo_err(
+            "grader error: no results.json: Gradescope shows that the autograder failed and "
+            "records no score; regrade once the report above says what failed"
+        )
+        sys.exit(2)
 
 
 @click.group()

@@ -6,6 +6,10 @@ The reporter reads, per runner, the base64 of a JSON object with `version`, `sta
 against `max_score`, but its log weighs every test alike (passed tests / all tests *
 `max_score`). So that both say the same, each check is sent as equal units of points: a
 3-point check is three 1-point tests, passed as far as the check scored.
+
+After a grader fault the result's `max_score` is 0 and its status `error`: the reporter then
+posts no points (it skips a runner without `max_score`) and fails the job, so the problems the
+grader failed on never count as the candidate's zero; the tests still say what ran.
 """
 
 from __future__ import annotations
@@ -51,14 +55,14 @@ def unit_tests(test: FlatTest, unit: Fraction) -> list[dict[str, Any]]:
 
 
 def classroom_result(view: SubmissionReport) -> dict[str, Any]:
-    """The runner result for a candidate's (redacted) view of a report."""
+    """The runner result for a candidate's (redacted) view of a report: no points to post
+    after a grader fault."""
     flat = list(flat_tests(view))
     unit = point_unit(flat)
     tests = [t for test in flat for t in unit_tests(test, unit)]
     if view.grader_fault:
-        status = "error"
-    else:
-        status = "pass" if all(t["status"] == "pass" for t in tests) else "fail"
+        return {"version": 1, "status": "error", "max_score": 0, "tests": tests}
+    status = "pass" if all(t["status"] == "pass" for t in tests) else "fail"
     return {"version": 1, "status": status, "max_score": view.max_total, "tests": tests}
 
 

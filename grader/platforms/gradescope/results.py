@@ -6,6 +6,11 @@ text plain (the `text` formats: a candidate's file names and messages are never 
 Gradescope itself holds tests back by their visibility: `hidden` ones from students for good
 (instructors see them), `after_due_date` ones until the due date. So every check goes out in
 full, with its own visibility; the logs and the grader's error details do not.
+
+A report with a grader fault has no results: Gradescope records whatever score a valid
+`results.json` carries, with no mark that it is incomplete, so the problems the grader failed
+on would count as the candidate's zero. Without the file, Gradescope says the autograder
+failed to execute and records no score until the submission is regraded.
 """
 
 from __future__ import annotations
@@ -19,7 +24,10 @@ from grader.reports.tests import flat_tests
 from grader.reports.text import fraction, problem_note
 
 
-def gradescope_results(report: SubmissionReport) -> dict[str, Any]:
+def gradescope_results(report: SubmissionReport) -> dict[str, Any] | None:
+    """`results.json` for the report; None when the grader failed on any of its problems."""
+    if report.grader_fault:
+        return None
     view = platform_view(report)
     tests = [
         {

@@ -7,6 +7,8 @@ as `grader-student`, its rlimits set before the worker starts (the local backend
 solutions (root-only since `setup.sh`), nor write the results: the grader writes
 `results.json` after the worker ended, and kills whatever the account left running. It can
 still read the inputs of its own run, and whatever else the image leaves world-readable.
+After a grader fault no `results.json` is left: Gradescope then shows that the autograder
+failed, never a score (`gradescope_results`).
 """
 
 from __future__ import annotations
@@ -25,11 +27,14 @@ from grader.verdict.plan import draw_seed
 def run_gradescope(
     upload: Path, results: Path, user: str | None, catalog: Catalog
 ) -> SubmissionReport:
-    """Grade Gradescope's submission folder on the course's problems and write `results.json`;
-    return the full report."""
+    """Grade Gradescope's submission folder on the course's problems and write `results.json`
+    (none after a grader fault); return the full report."""
     problems = list(catalog.problems.values())
     with Grader(catalog, problems, LocalBackend(user), draw_seed(None)) as grader:
         report = grader.grade(upload, name="submission")
     results.parent.mkdir(parents=True, exist_ok=True)
-    results.write_text(json.dumps(gradescope_results(report), indent=2) + "\n", encoding="utf-8")
+    results.unlink(missing_ok=True)
+    written = gradescope_results(report)
+    if written is not None:
+        results.write_text(json.dumps(written, indent=2) + "\n", encoding="utf-8")
     return report
