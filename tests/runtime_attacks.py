@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 from grader.reports.models import CheckStatus, ProblemStatus, SubmissionReport
+from grader.sandboxing.results import REFUSED
 from tests.conftest import ROOT
 
 HOSTILE = ROOT / "tests" / "hostile"
@@ -46,7 +47,7 @@ def assert_caught(name: str, report: SubmissionReport) -> None:
     assert word in found[0].message, (name, found[0].message)
     assert not report.grader_fault, (name, report)
     if costly:
-        raised = [c.name for c in result.checks if "Refused" in c.message]
+        raised = [c.name for c in result.checks if REFUSED in c.message]
         assert raised, (name, [c.message for c in result.checks])
 
 

@@ -30,7 +30,7 @@ HOSTILE = {
     "kills_worker": {ProblemStatus.graded},  # the worker is PID 1: no child can signal it
     "os_exit": {ProblemStatus.crashed},
     "segfault": {ProblemStatus.crashed},
-    "allclose_patched": {ProblemStatus.graded},
+    "allclose_patched": {ProblemStatus.forbidden_api},  # torch.allclose changed: tampering
     "fake_report": {ProblemStatus.graded},
 }
 # Value checks a hostile module must not pass; causality is left out, since a module that maps
@@ -76,6 +76,7 @@ def test_hostile_batch_is_contained(sandbox_image: str) -> None:
         assert problem.status in statuses, (name, problem.status, problem.message)
         assert not reports[name].grader_fault, (name, reports[name].message)
         passed = {c.check for c in problem.checks if c.status is CheckStatus.passed}
-        guarded = VALUE_CHECKS if problem.status is not ProblemStatus.graded else {"allclose"}
+        judged = problem.status in (ProblemStatus.graded, ProblemStatus.forbidden_api)
+        guarded = {"allclose"} if judged else VALUE_CHECKS
         assert not passed & guarded, (name, passed)
     assert sandbox_containers() == []

@@ -65,11 +65,17 @@ def test_a_detached_grandchild_cannot_reach_a_later_problem(sandbox_image: str) 
 def test_unreadable_results_are_the_candidates_crash(
     sandbox_image: str, attack: str, reason: str
 ) -> None:
-    """A probe file nested 100000 deep, or a 62 MB safetensors header of 1.1 M tensors."""
+    """A probe file nested 100000 deep (by a json.dumps the candidate changed, which is also
+    tampering), or a 62 MB safetensors header of 1.1 M tensors."""
     report, seconds = grade_beside_the_control(sandbox_image, attack)
     problem = report.problem("split_heads")
-    assert problem.status is ProblemStatus.crashed
-    assert "results the grader cannot read" in problem.message and reason in problem.message
+    said = [problem.message, *(c.message for c in problem.checks)]
+    if attack == "deep_json":
+        assert problem.status is ProblemStatus.forbidden_api
+        assert any("json.dumps changed" in m for m in said), said
+    else:
+        assert problem.status is ProblemStatus.crashed
+    assert any(reason in m and ("cannot read" in m or "malformed" in m) for m in said), said
     assert seconds < 60
 
 
