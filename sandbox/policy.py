@@ -207,8 +207,10 @@ def python_targets() -> list[PythonTarget]:
                 continue
             qualname = f"{module_name}.{attr}"
             if isinstance(value, type) and issubclass(value, nn.Module):
-                if "forward" in vars(value):
-                    found[id(value)] = PythonTarget(f"{qualname}.forward", family, value, "forward")
+                for method in own_methods(value):  # forward, and what holds its work
+                    found[id(vars(value)[method])] = PythonTarget(
+                        f"{qualname}.{method}", family, value, method
+                    )
             elif inspect.isfunction(value):
                 found[id(value)] = PythonTarget(qualname, family, value, None)
     operators = getattr(torch._ops, "_higher_order_ops", {})
@@ -218,6 +220,16 @@ def python_targets() -> list[PythonTarget]:
             qualname = f"torch.ops.higher_order.{name}"
             found[id(operator)] = PythonTarget(qualname, family, type(operator), "__call__")
     return list(found.values())
+
+
+def own_methods(cls: type) -> list[str]:
+    """The methods a class defines itself but its dunders: `forward`, and the helpers that may
+    hold the whole computation (a quantizable `MultiheadAttention`'s `_forward_impl`)."""
+    return [
+        name
+        for name, value in vars(cls).items()
+        if inspect.isfunction(value) and not (name.startswith("__") and name.endswith("__"))
+    ]
 
 
 class Neutered(NamedTuple):

@@ -24,6 +24,7 @@ REFUSED_EVERYWHERE = [
     "module_mha",
     "functional_mha",
     "quantizable_mha",
+    "quantizable_impl",
     "onnx_attention",
     "onnx_registry",
     "vmap_sdpa",

@@ -331,6 +331,13 @@ def tampering(source: str | bytes) -> list[str]:
         ("from json import encoder\nencoder.JSONEncoder.encode = f", "changed"),
         ("import json\ndel json.loads", "json.loads changed"),
         ("import json\nsetattr(json, 'dumps', f)", "setattr(json, 'dumps')"),
+        # the same, by ways around the rules above
+        ("X = type.__dict__.get('__subclasses__')(object)", "'__subclasses__' (an attribute"),
+        ("for n in ['glob']:\n    n = '__glob' + 'als__'\n    getattr(f, n)", "may be private"),
+        ("for n in ['a']:\n    def g(o, n):\n        return getattr(o, n)", "may be private"),
+        ("import json\n[json][0].dumps = f", "the module json passed around as a value"),
+        ("import json\nobject.__setattr__(json, 'dumps', f)", "json passed around as a value"),
+        ("import dataclasses\nd = [dataclasses][0]", "dataclasses passed around as a value"),
     ],
 )
 def test_loading_and_hooking_are_tampering(source: str, what: str) -> None:

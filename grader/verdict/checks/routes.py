@@ -13,11 +13,12 @@ import importlib
 import inspect
 import io
 import re
+import sys
 import tokenize
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 
 import torch
 
@@ -58,7 +59,14 @@ HOOKS = {
 # reaches objects the code was never handed, the run-time guard's among them.
 PLAIN_KINDS = (object, int, float, complex, str, bytes, list, tuple, dict, set, frozenset, slice)
 DESCRIPTIONS = {"__name__", "__qualname__", "__module__", "__doc__", "__dict__", "__file__"}
-DESCRIPTIONS |= {"__version__", "__all__", "__annotations__", "__slots__", "__post_init__"}
+DESCRIPTIONS |= {
+    "__version__",
+    "__all__",
+    "__annotations__",
+    "__slots__",
+    "__post_init__",
+    "__main__",
+}
 REACHING = {"__getattribute__", "__reduce__", "__reduce_ex__", "__init_subclass__"}
 REACHING |= {"__subclasshook__", "__traceback__"}
 PLAIN_DUNDERS = (
@@ -249,6 +257,26 @@ def is_torch_module(path: str) -> bool:
     return inspect.ismodule(obj)
 
 
+NAMED = (  # the nodes that bind their `name`
+    ast.ExceptHandler,
+    ast.MatchAs,
+    ast.MatchStar,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+)
+
+
+def is_library(path: str) -> bool:
+    """`json` or `os.path`: a module of the standard library, which the grader's code uses too
+    (its attributes are read on the host only when its package is already imported)."""
+    parts = path.split(".")
+    if parts[0] not in sys.stdlib_module_names:
+        return False
+    parent = sys.modules.get(".".join(parts[:-1])) if len(parts) > 1 else None
+    return len(parts) == 1 or parent is None or inspect.ismodule(getattr(parent, parts[-1], None))
+
+
 class RouteFinder:
     """Walks one file and collects its routes to `forbidden` names."""
 
@@ -303,12 +331,14 @@ class RouteFinder:
             name = node.id if isinstance(node, ast.Name) else ""
         if name in HOOKS:
             self.add(node, HOOKS[name], True)
+        elif isinstance(node, ast.Constant) and any(map(is_internal, name.split("."))):
+            self.add(node, f"{name!r} ({INTERNALS})", True)
 
     def module_as_value(self, node: ast.Name | ast.Attribute, path: str) -> None:
         """A torch module, or one of `GUARDED_MODULES`, handed around as a value (`[F][0]`,
         `f(torch)`) escapes the reading of its attributes; reading them or aliasing it by name
         does not."""
-        if not is_torch_module(path) and path not in GUARDED_MODULES:
+        if not is_torch_module(path) and path not in GUARDED_MODULES and not is_library(path):
             return
         parent = self.file.parents.get(id(node))
         if isinstance(parent, ast.Attribute):
@@ -435,8 +465,27 @@ class RouteFinder:
             return not (isinstance(name.value, str) and name.value[:1].isalpha())
         if isinstance(name, ast.Name):
             values = loop_literals(name, self.file.parents)
-            return values is None or any(not v[:1].isalpha() for v in values)
+            bound = self.bound_names[name.id] if values is not None else 0
+            return bound != 1 or any(not v[:1].isalpha() for v in values or [])
         return True
+
+    @cached_property
+    def bound_names(self) -> Counter[str]:
+        """How many times the file binds each name: assigned, a loop's or a `with`'s target, a
+        parameter, an exception's name, an import, a definition."""
+        bound: Counter[str] = Counter()
+        for node in self.file.nodes:
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                bound[node.id] += 1
+            elif isinstance(node, ast.arg):
+                bound[node.arg] += 1
+            elif isinstance(node, NAMED) and node.name:
+                bound[node.name] += 1
+            elif isinstance(node, ast.alias):
+                bound[(node.asname or node.name).split(".")[0]] += 1
+            elif isinstance(node, ast.Global | ast.Nonlocal):
+                bound.update(node.names)
+        return bound
 
     def visit_subscript(self, node: ast.Subscript) -> None:
         key = node.slice
