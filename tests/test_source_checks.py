@@ -332,12 +332,15 @@ def tampering(source: str | bytes) -> list[str]:
         ("import json\ndel json.loads", "json.loads changed"),
         ("import json\nsetattr(json, 'dumps', f)", "setattr(json, 'dumps')"),
         # the same, by ways around the rules above
-        ("X = type.__dict__.get('__subclasses__')(object)", "'__subclasses__' (an attribute"),
+        ("X = type.__dict__.get('__subclasses__')(object)", "'__subclasses__' in a string"),
         ("for n in ['glob']:\n    n = '__glob' + 'als__'\n    getattr(f, n)", "may be private"),
         ("for n in ['a']:\n    def g(o, n):\n        return getattr(o, n)", "may be private"),
         ("import json\n[json][0].dumps = f", "the module json passed around as a value"),
         ("import json\nobject.__setattr__(json, 'dumps', f)", "json passed around as a value"),
         ("import dataclasses\nd = [dataclasses][0]", "dataclasses passed around as a value"),
+        ("text = '{0.__init__.__globals__}'.format(x)", "'__globals__' in a string"),
+        ("import linecache\nlinecache.cache[name] = entry", "linecache"),
+        ("import inspect\ninspect.linecache.cache[name] = entry", "linecache"),
     ],
 )
 def test_loading_and_hooking_are_tampering(source: str, what: str) -> None:
@@ -382,6 +385,7 @@ def test_private_torch_names_are_tampering(source: str, private: str) -> None:
         "        for i in range(2):\n            x = getattr(self.heads[i], 'W_query')(x)\n"
         "        return x",
         '"""No __torch_function__ override here, no sys.path trick."""',
+        'def f():\n    """Unlike __subclasses__ or __globals__, nothing here reaches far."""\n',
         "class A:\n    def _attend(self, q):\n        return self._scale * q\n",
         # the plain dunders and reflection on names the source shows are public
         "import torch\nclass M(torch.nn.Module):\n    def __init__(self):\n"

@@ -78,6 +78,8 @@ PLAIN_DUNDERS = (
     )
     | DESCRIPTIONS
 ) - REACHING
+DUNDER = re.compile(r"(?<![A-Za-z0-9_])__[A-Za-z0-9_]+?__(?![A-Za-z0-9_])")
+"""A dunder name inside a string: `"{0.__init__.__globals__}".format(x)` reads attributes too."""
 INTERNALS = "an attribute of the interpreter's, which reaches objects the code was not handed"
 IMPORT_MACHINERY = "the import machinery, which loads code by path or from text"
 STARTS_PROGRAMS = "another program started, which may run any code"
@@ -149,6 +151,7 @@ TAMPERING = {
     "copyreg": "copyreg, the pickle's registry",
     "shelve": "a pickle, which can call anything",
     "sympy": "sympy, which evaluates expressions given as text",
+    "linecache": "linecache, which hands out any text as a file's source (to TorchScript)",
 }
 OS_PROGRAMS = re.compile(r"(?:^|\.)os\.(?:system|popen|exec\w*|spawn\w*|posix_spawnp?)(?:\.|$)")
 CODE_FROM_STRINGS = {"eval", "exec", "compile", "__builtins__"}
@@ -331,8 +334,13 @@ class RouteFinder:
             name = node.id if isinstance(node, ast.Name) else ""
         if name in HOOKS:
             self.add(node, HOOKS[name], True)
-        elif isinstance(node, ast.Constant) and any(map(is_internal, name.split("."))):
-            self.add(node, f"{name!r} ({INTERNALS})", True)
+        elif isinstance(node, ast.Constant) and not isinstance(
+            self.file.parents.get(id(node)),
+            ast.Expr,  # a docstring runs nothing
+        ):
+            internal = [d for d in DUNDER.findall(name) if is_internal(d)]
+            if internal:
+                self.add(node, f"{internal[0]!r} in a string ({INTERNALS})", True)
 
     def module_as_value(self, node: ast.Name | ast.Attribute, path: str) -> None:
         """A torch module, or one of `GUARDED_MODULES`, handed around as a value (`[F][0]`,
