@@ -44,14 +44,13 @@ def attempted(catalog: Catalog, path: Path) -> list[Problem]:
     right (their feedback says what to rename), as staging finds them; NothingToCheck, saying
     what was expected and what to rename, when there is none."""
     problems = catalog.problems.values()
-    entries = {p.spec.entry for p in problems}
     files, others = files_found(path, {p.spec.entry: p.spec.symbols for p in problems})
-    near = {p.spec.entry: missing_file(p.spec.entry, [*files, *others], entries) for p in problems}
+    near = {e: missing_file(e, [*files, *others], catalog.entries) for e in catalog.entries}
     found = [p for p in problems if p.spec.entry in files or near[p.spec.entry]]
-    if not any(p.spec.entry in files for p in found):
+    if not files & catalog.entries:
         renames = "; ".join(hint for hint in near.values() if hint)
         expected = (
-            f"expected one or more of {', '.join(sorted(entries))} "
+            f"expected one or more of {', '.join(sorted(catalog.entries))} "
             "(`grader init PROBLEM` writes a starter)"
         )
         raise NothingToCheck(f"no problem file in {path}: {renames or expected}")
@@ -62,7 +61,8 @@ def problem_of(catalog: Catalog, path: Path) -> list[Problem]:
     """The problem a file stands for: its entry file, or a notebook named as it; NothingToCheck,
     saying to check the folder, for any other file."""
     name = path.name.removesuffix(NOTEBOOK)
-    found = [p for p in catalog.problems.values() if name in (p.spec.entry, p.spec.entry[:-3])]
+    entries = (name, f"{name}.py")
+    found = [p for p in catalog.problems.values() if p.spec.entry in entries]
     if not found:
         raise NothingToCheck(
             f"{path.name} is no problem's file: `grader check {path.parent}` checks the "

@@ -56,8 +56,8 @@ def notebook_module(data: bytes) -> Converted | None:
         if cell.cell_type != "code":
             continue
         text = cell.source if isinstance(cell.source, str) else "".join(cell.source)
-        magic = text.lstrip().split(maxsplit=1)[0] if text.lstrip().startswith("%%") else ""
-        foreign = bool(magic) and magic.removeprefix("%%") not in PYTHON_CELLS
+        first = text.split(maxsplit=1)[0] if text.strip() else ""
+        foreign = first.startswith("%%") and first[2:] not in PYTHON_CELLS
         for line in text.splitlines():
             if foreign or line.lstrip().startswith(IPYTHON):
                 lines.append(LEFT_OUT + line)

@@ -43,8 +43,6 @@ from grader.verdict.missing import Missing, malformed, missing_text, why_missing
 from grader.verdict.plan import Plan
 from grader.verdict.suggest import missing_symbol
 
-"""A one-line string literal of a (dotted) name, without escapes: `"mask"`, `'heads.0'`."""
-
 
 class NoParams(Strict):
     """A check's params: none unless a subclass declares them."""

@@ -446,8 +446,6 @@ class RouteFinder:
             what = tampering_of(path) if path else None
             if text in INTROSPECTION or text in FRAME_CODE:
                 self.add(node, f"{name}(..., {text!r}) (frame or closure introspection)", True)
-            elif any(is_internal(part) for part in text.split(".")):
-                self.add(node, f"{name}(..., {text!r}) ({INTERNALS})", True)
             elif name in {"setattr", "delattr"} and target is not None and shared(target):
                 self.add(node, f"{name}({target}, {text!r}) (a module others use too)", True)
             elif what is not None:
@@ -473,8 +471,9 @@ class RouteFinder:
             return not (isinstance(name.value, str) and name.value[:1].isalpha())
         if isinstance(name, ast.Name):
             values = loop_literals(name, self.file.parents)
-            bound = self.bound_names[name.id] if values is not None else 0
-            return bound != 1 or any(not v[:1].isalpha() for v in values or [])
+            if values is None or self.bound_names[name.id] != 1:  # rebound somewhere
+                return True
+            return any(not v[:1].isalpha() for v in values)
         return True
 
     @cached_property

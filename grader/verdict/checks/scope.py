@@ -20,6 +20,7 @@ from grader.verdict.checks.bindings import called, import_bindings, literal_at
 SHADOWED = set(sys.stdlib_module_names) | {"torch", "numpy", "safetensors"}
 IMPORTERS = {"import_module", "__import__"}
 NAME_LITERAL = re.compile(r"""[rRuU]?(['"])([\w.]+)\1""")
+"""A one-line string literal of a (dotted) name, without escapes: `"mask"`, `'heads.0'`."""
 # What the grader reads at all: past these, a file is unreadable (and fails `forbidden_api`).
 MAX_BYTES = 1 << 20
 MAX_LINES = 20_000
