@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -92,13 +93,33 @@ def test_a_problem_sees_only_its_own_probes(sandbox_image: str) -> None:
         assert report.problem(other).score == report.problem(other).max_score
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-@pytest.mark.parametrize("running", [1, 2])
+def ignoring_and_blocking_sigterm() -> None:
+    """What some parents leave their children: SIGTERM ignored and blocked."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+
+
+@pytest.mark.parametrize(
+    ("running", "sig", "parent"),
+    [
+        (1, signal.SIGINT, None),
+        (1, signal.SIGTERM, None),
+        (2, signal.SIGINT, None),
+        (2, signal.SIGTERM, None),
+        (1, signal.SIGTERM, ignoring_and_blocking_sigterm),
+    ],
+)
 def test_a_signal_stops_the_batch_and_leaves_no_container(
-    sandbox_image: str, tmp_path: Path, sig: signal.Signals, running: int
+    sandbox_image: str,
+    tmp_path: Path,
+    running: int,
+    sig: signal.Signals,
+    parent: Callable[[], None] | None,
 ) -> None:
-    """Ctrl-C or SIGTERM while one container starts or while two run: the grader exits within
-    seconds, writes no report, and no container is left or started after."""
+    """Ctrl-C or SIGTERM while one container starts or while two run, SIGTERM also where the
+    parent left it ignored and blocked: the grader exits with the signal's status (by itself, or
+    stopped by force `STOP_SECONDS` after it), writes no report, and no container is left or
+    started after."""
     batch = tmp_path / "batch"
     for copy in range(4):
         shutil.copytree(HOSTILE / "infinite_loop", batch / f"loop{copy}")
@@ -107,23 +128,62 @@ def test_a_signal_stops_the_batch_and_leaves_no_container(
         "--backend", "docker", "--image", sandbox_image, "--jobs", "2",
         "--problem", "causal_self_attention", "--out", str(tmp_path / "reports"),
     ]  # fmt: skip
-    proc = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE, text=True, preexec_fn=parent)
     try:
         deadline = time.monotonic() + 60
         while len(sandbox_containers()) < running:
             assert time.monotonic() < deadline, "the containers never appeared"
             assert proc.poll() is None, "the grader exited early"
             time.sleep(0.2)
-        sent = time.monotonic()
         proc.send_signal(sig)
-        proc.wait(timeout=30)
-        stopped = time.monotonic() - sent
+        _, stderr = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode != 0
-    assert stopped < 10, stopped
-    assert sandbox_containers() == []
+    assert proc.returncode == 128 + sig, stderr
+    assert sandbox_containers() == [], stderr
     time.sleep(2)
     assert sandbox_containers() == [], "a container was started after the signal"
     assert not list((tmp_path / "reports").glob("loop*.json"))
+
+
+STUCK = """
+import sys, time, uuid
+from grader.sandboxing.backends import cleanup
+from grader.sandboxing.engine import LABEL, client
+cleanup.install()
+name = f"attention-grader-{uuid.uuid4().hex[:16]}"
+cleanup.register(name)
+client().containers.create(sys.argv[1], ["sleep", "600"], name=name, labels={LABEL: "1"})
+print("ready", flush=True)
+while True:  # a main thread that swallows what the signal raises: the grader hung
+    try:
+        time.sleep(60)
+    except BaseException:
+        pass
+"""
+
+
+@pytest.mark.parametrize("signals", [1, 2])
+def test_a_grader_that_does_not_stop_after_a_signal_is_stopped_by_force(
+    sandbox_image: str, signals: int
+) -> None:
+    """Whatever holds the grader up after Ctrl-C or SIGTERM, it ends: at once on a second
+    signal, else `STOP_SECONDS` after the first, with its threads' stacks on stderr, its
+    containers removed and the signal's status."""
+    command = [sys.executable, "-c", STUCK, sandbox_image]
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
+        assert len(sandbox_containers()) == 1
+        for _ in range(signals):
+            proc.send_signal(signal.SIGTERM)
+            time.sleep(0.5)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    said = stderr.decode()
+    assert proc.returncode == 128 + signal.SIGTERM, said
+    assert "stopping it now" in said and "most recent call first" in said, said
+    assert sandbox_containers() == [], said
