@@ -236,24 +236,26 @@ class Grader:
         """Grade submissions with `jobs` workers at a time (one submission more is staged or
         judged meanwhile); results come back in the input order.
 
-        An exception here (Ctrl-C, SIGTERM) stops the batch: no submission starts, running
-        workers are killed and their containers removed before it propagates."""
+        An exception here (Ctrl-C, SIGTERM), even while the submissions are handed out, stops
+        the batch: no submission starts, running workers are killed and their containers
+        removed before it propagates."""
         results: dict[Path, SubmissionReport] = {}
         students = students or {}
         self.stop.clear()
         self.slots = threading.BoundedSemaphore(max(1, jobs))
-        with ThreadPoolExecutor(max_workers=max(1, jobs) + 1) as pool:
+        pool = ThreadPoolExecutor(max_workers=max(1, jobs) + 1)
+        try:
             futures = {pool.submit(self.grade, s, None, students.get(s)): s for s in submissions}
-            try:
-                for future in as_completed(futures):
-                    report = future.result()
-                    results[futures[future]] = report
-                    if on_done is not None:
-                        on_done(report)
-            except BaseException:
-                self.stop.set()
-                pool.shutdown(cancel_futures=True)
-                raise
+            for future in as_completed(futures):
+                report = future.result()
+                results[futures[future]] = report
+                if on_done is not None:
+                    on_done(report)
+        except BaseException:
+            self.stop.set()
+            raise
+        finally:
+            pool.shutdown(cancel_futures=True)
         return [results[s] for s in submissions]
 
     def not_attempted(self, problem: Problem, staged: Staged) -> ProblemReport:

@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from grader.cli.main import cli
 from grader.courses.catalog import Catalog
 from grader.grade import Grader
-from grader.reports.models import ProblemReport, SubmissionReport
+from grader.reports.models import ProblemReport, Student, SubmissionReport
 from grader.sandboxing.backends import launch
 from grader.sandboxing.backends.base import WorkerJob, WorkerRun, batch_limits
 from grader.sandboxing.backends.local import LocalBackend, NoSuchAccount, Started, copy_results
@@ -204,6 +204,40 @@ def test_an_interrupt_stops_the_batch_at_once(
         grader.grade_many(batch, jobs=2, on_done=interrupt)
     assert time.monotonic() - start < problem_seconds
     assert graded == ["complete"]
+    assert not leftover_processes(str(grader.workdir))
+
+
+class InterruptedLookup(dict[Path, Student]):
+    """The students of a batch, whose lookup of the `at`-th submission is hit by Ctrl-C: the
+    signal lands while the batch is still handing its submissions out."""
+
+    def __init__(self, at: int) -> None:
+        super().__init__()
+        self.left = at
+
+    def __bool__(self) -> bool:
+        return True  # a batch's students, though none is known
+
+    def get(self, key: Path, default: Any = None) -> Any:
+        self.left -= 1
+        if self.left == 0:
+            time.sleep(1)  # the first submission is running by now
+            raise KeyboardInterrupt
+        return default
+
+
+def test_an_interrupt_while_submissions_are_handed_out_stops_the_batch_at_once(
+    make_grader: Callable[..., Grader],
+) -> None:
+    """Ctrl-C before the batch waits for its first report still stops the running workers: the
+    interrupt reaches the caller before the hung problem could time out."""
+    problem_seconds = 300.0
+    grader = make_grader(["causal_self_attention"], problem_seconds=problem_seconds)
+    batch = [Path(__file__).parent / "hostile" / "infinite_loop"] * 3
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        grader.grade_many(batch, jobs=2, students=InterruptedLookup(at=2))
+    assert time.monotonic() - start < problem_seconds
     assert not leftover_processes(str(grader.workdir))
 
 
