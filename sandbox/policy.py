@@ -5,6 +5,7 @@ functions, the refusing code put in their place, and the lists the audit hook re
 from __future__ import annotations
 
 import dis
+import gc
 import inspect
 import os
 import re
@@ -196,7 +197,10 @@ class PythonTarget(NamedTuple):
 
 def python_targets() -> list[PythonTarget]:
     """Torch's Python functions, modules and higher-order operators of the attention families,
-    from every torch module loaded (`ATTENTION_MODULES` imported first)."""
+    from every torch module loaded (`ATTENTION_MODULES` imported first): those a module names,
+    then every other function of torch's of those families, however it is held (a custom
+    operator's own, what a decorator wrapped, an entry of a table such as the ONNX
+    decompositions), so that no copy is left to call."""
     found: dict[int, PythonTarget] = {}
     for module_name, module in list(sys.modules.items()):
         if module is None or module_name.split(".")[0] != "torch":
@@ -219,7 +223,23 @@ def python_targets() -> list[PythonTarget]:
         if family is not None:
             qualname = f"torch.ops.higher_order.{name}"
             found[id(operator)] = PythonTarget(qualname, family, type(operator), "__call__")
+    for function in [f for f in gc.get_objects() if type(f) is types.FunctionType]:
+        held = None if id(function) in found else held_target(function)
+        if held is not None:
+            found[id(function)] = held
     return list(found.values())
+
+
+def held_target(function: types.FunctionType) -> PythonTarget | None:
+    """A function of torch's of an attention family, by its name, that its code can be taken
+    from (no closure: one that has delegates to such a function or to a guarded operator)."""
+    module = function.__module__
+    if not isinstance(module, str) or module.split(".")[0] != "torch" or function.__closure__:
+        return None
+    family = family_of(function.__name__)
+    if family is None:
+        return None
+    return PythonTarget(f"{module}.{function.__qualname__}", family, function, None)
 
 
 def own_methods(cls: type) -> list[str]:

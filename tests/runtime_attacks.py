@@ -89,6 +89,9 @@ RED_TEAM = {
     "red3_a02_apply_loop_p5": ("multi_head_attention", "loop"),
     # a batched computation beside a loop of dummy products and softmaxes, one per head
     "red3_a03_dummy_loop_p11": ("mha_by_loop", "loop"),
+    # a fifth round: ONNX's attention as torch hands out its undecorated original, in the table
+    # of its decompositions (`torch.onnx.ops.aten_decompositions()`)
+    "red5_a01_onnx_decomposition": ("causal_self_attention", "forbidden"),
 }
 MARKERS = {"forbidden": "computed", "leak": "first values"}
 # Honest code the red team wrote to find false failures, full marks on every problem: SDPA per

@@ -27,6 +27,8 @@ REFUSED_EVERYWHERE = [
     "quantizable_impl",
     "onnx_attention",
     "onnx_registry",
+    "onnx_decomposition",
+    "custom_op_function",
     "vmap_sdpa",
     "vmap_private_math",
     "meta_sdpa",

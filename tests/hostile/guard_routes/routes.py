@@ -252,6 +252,21 @@ def onnx_registry(q):
     return torch.ops.onnx.Attention.opset23(q, q, q)[0]
 
 
+def onnx_decomposition(q):
+    """ONNX's attention as torch keeps it undecorated, in the table of its decompositions (the
+    hand-written path, which calls no attention operator)."""
+    table = torch.onnx.ops.aten_decompositions()
+    attention = next(f for name, f in table.items() if "Attention" in str(name))
+    return attention(q, q, q, softmax_precision=1, qk_matmul_output_mode=3)[0]
+
+
+def custom_op_function(q):
+    """ONNX's attention as its custom operator holds it, for its CPU kernel."""
+    from torch.onnx.ops import _impl
+
+    return _impl.attention_23._init_fn(q, q, q, softmax_precision=1)[0]
+
+
 def printed_traceback(q):
     """An error printed where it was caught, and re-raised as the contract asks."""
     import traceback
