@@ -17,8 +17,9 @@ PRODUCTS = frozenset({
 """Torch functions that multiply matrices (the products of attention: an SDPA call counts as
 its two)."""
 SOFTMAXES = frozenset({"softmax", "_softmax", "log_softmax", "exp"})
-"""Torch functions that normalize attention's scores: counted where they give a square matrix
-(tokens by tokens, more than one), as attention's weights are; an SDPA call counts too."""
+"""Torch functions that normalize attention's scores: counted whatever the shape they give
+(more than one value in a row), so that all heads' weights at once count at their size even
+in a view that folds them into rows; an SDPA call counts too."""
 COUNTER = """
 def __init__(self):
     TorchFunctionMode.__init__(self)
@@ -35,17 +36,15 @@ def __torch_function__(self, func, types, args=(), kwargs=None):
         query = args[0] if args else kwargs.get("query")
         weights = query.shape[:-1].numel() * query.shape[-2] if isinstance(query, Tensor) else 0
     else:
-        weights = result.numel() if name in SOFTMAXES and square(result) else 0
+        weights = result.numel() if name in SOFTMAXES and rows(result) else 0
     if weights:
         counted["softmaxes"] += 1
         if weights > counted["largest"]:
             counted["largest"] = weights
     return result
 
-def square(tensor):
-    if not isinstance(tensor, Tensor) or tensor.dim() < 2:
-        return False
-    return tensor.shape[-1] == tensor.shape[-2] and tensor.shape[-1] > 1
+def rows(tensor):
+    return isinstance(tensor, Tensor) and tensor.dim() >= 1 and tensor.shape[-1] > 1
 """
 OpCounter: Any = type(
     "OpCounter",

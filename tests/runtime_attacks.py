@@ -92,6 +92,9 @@ RED_TEAM = {
     # a fifth round: ONNX's attention as torch hands out its undecorated original, in the table
     # of its decompositions (`torch.onnx.ops.aten_decompositions()`)
     "red5_a01_onnx_decomposition": ("causal_self_attention", "forbidden"),
+    # a sixth: all heads' softmax at once in a view that folds them into rows (not square),
+    # beside a loop of dummy products and softmaxes, one per head
+    "red6_a01_batched_softmax_rows_p11": ("mha_by_loop", "loop"),
 }
 MARKERS = {"forbidden": "computed", "leak": "first values"}
 # Honest code the red team wrote to find false failures, full marks on every problem: SDPA per
