@@ -39,6 +39,7 @@ from grader.resume import stale_warning
 from grader.sandboxing.backends.base import BackendName, Isolation, LimitOverrides, batch_limits
 from grader.sandboxing.backends.select import make_backend
 from grader.sandboxing.defaults import CACHE_DIR, DEFAULT_BASE, DEFAULT_TAG, TORCH_VERSION
+from grader.sandboxing.signals import take as take_signals
 from grader.shards import Shard, merged_reports, read_shard
 from grader.specs.course import reveal_after_due
 from grader.specs.problem import Visibility
@@ -51,7 +52,7 @@ __all__ = [
     "CACHE_DIR", "DEFAULT_BASE", "DEFAULT_TAG", "FORMATS", "JOBS", "SUITES", "TORCH_VERSION",
     "BackendName", "GraderError", "Interrupted", "Isolation", "LimitOverrides", "Listener",
     "Settings", "Shard", "SuiteBy", "build_image", "download_wheelhouse", "make_base_image",
-    "parse_formats", "plain",
+    "parse_formats", "plain", "take_signals",
 ]  # fmt: skip
 
 SUITES: tuple[str, ...] = get_args(SuiteBy)

@@ -214,8 +214,10 @@ for group in (classroom, classroom50, gradescope, sandbox):
 
 
 def main() -> None:
-    """The `grader` command. What it imported lives until the process ends, so it is frozen
-    first: the interpreter's exit then passes it over (0.3 s of tearing torch down)."""
+    """The `grader` command: it stops surely on Ctrl-C or SIGTERM (`api.take_signals`). What
+    it imported lives until the process ends, so it is frozen first: the interpreter's exit
+    then passes it over (0.3 s of tearing torch down)."""
+    api.take_signals()
     try:
         cli()
     finally:
