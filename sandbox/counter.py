@@ -16,7 +16,10 @@ PRODUCTS = frozenset({
 })  # fmt: skip
 """Torch functions that multiply matrices (the products of attention: an SDPA call counts as
 its two)."""
-SOFTMAXES = frozenset({"softmax", "_softmax", "log_softmax", "exp"})
+SOFTMAXES = frozenset({
+    "softmax", "_softmax", "log_softmax", "softmin", "special_softmax", "special_log_softmax",
+    "exp", "exp_", "exp2", "exp2_", "special_exp2", "expm1", "expm1_", "special_expm1",
+})  # fmt: skip
 """Torch functions that normalize attention's scores: counted whatever the shape they give
 (more than one value in a row), so that all heads' weights at once count at their size even
 in a view that folds them into rows; an SDPA call counts too."""

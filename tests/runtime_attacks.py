@@ -95,6 +95,8 @@ RED_TEAM = {
     # a sixth: all heads' softmax at once in a view that folds them into rows (not square),
     # beside a loop of dummy products and softmaxes, one per head
     "red6_a01_batched_softmax_rows_p11": ("mha_by_loop", "loop"),
+    # the same, written with torch.special.softmax (a reviewer's)
+    "red6_a02_special_softmax_rows_p11": ("mha_by_loop", "loop"),
 }
 MARKERS = {"forbidden": "computed", "leak": "first values"}
 # Honest code the red team wrote to find false failures, full marks on every problem: SDPA per
