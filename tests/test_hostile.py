@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -51,8 +52,20 @@ def test_hostile_batch(make_grader: Callable[..., Grader]) -> None:
     assert not leftover_processes(str(grader.workdir))
 
 
-def leftover_processes(marker: str) -> list[str]:
-    """Command lines of live processes that mention `marker` (zombies excluded)."""
+def leftover_processes(marker: str, settle: float = 10.0) -> list[str]:
+    """Command lines of live processes that mention `marker` (zombies excluded), once those
+    already killed have had `settle` seconds to go: a torch process takes a moment to die, on
+    a loaded machine more, and one in a PID namespace of its own is not waited for by the
+    grader, which reaps the namespace's launcher. A process left running is still there."""
+    deadline = time.monotonic() + settle
+    found = live_processes(marker)
+    while found and time.monotonic() < deadline:
+        time.sleep(0.1)
+        found = live_processes(marker)
+    return found
+
+
+def live_processes(marker: str) -> list[str]:
     found = []
     for entry in Path("/proc").iterdir():
         try:
