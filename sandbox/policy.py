@@ -231,8 +231,9 @@ def python_targets() -> list[PythonTarget]:
 
 
 def held_target(function: types.FunctionType) -> PythonTarget | None:
-    """A function of torch's of an attention family, by its name, that its code can be taken
-    from (no closure: one that has delegates to such a function or to a guarded operator)."""
+    """A function of torch's of an attention family, by its name, whose code can be taken from
+    it: one without a closure (one with a closure delegates to such a function, or to a guarded
+    operator)."""
     module = function.__module__
     if not isinstance(module, str) or module.split(".")[0] != "torch" or function.__closure__:
         return None

@@ -8,7 +8,6 @@ from grader.reports.csv import submission_status
 from grader.reports.models import (
     AttentionPattern,
     CheckReport,
-    CheckStatus,
     ProblemReport,
     ProblemStatus,
     SubmissionReport,
@@ -26,6 +25,7 @@ from grader.reports.text import (
     problem_note,
     scored,
     zeroed_note,
+    zeroed_pass,
 )
 
 STYLE = """
@@ -376,7 +376,7 @@ def problem_details(problem: ProblemReport) -> str:
 def check_row(problem: ProblemReport, check: CheckReport) -> str:
     """A check's row; one that passed in a problem that scores 0 says so."""
     lines = check_details(check)
-    if check.status is CheckStatus.passed and problem.status.zeroes:
+    if zeroed_pass(problem, check):
         lines.insert(0, zeroed_note(problem))
     details = "<br>".join(escape(line) for line in lines)
     return (

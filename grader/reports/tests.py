@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from grader.reports.models import CheckReport, CheckStatus, ProblemReport, SubmissionReport
 from grader.reports.safe import plain
-from grader.reports.text import check_details, problem_note, scored
+from grader.reports.text import check_details, problem_note, scored, zeroed_pass
 from grader.specs.problem import Visibility
 
 
@@ -62,6 +62,6 @@ def flat_tests(view: SubmissionReport) -> Iterator[FlatTest]:
 
 def counted_status(problem: ProblemReport, check: CheckReport) -> CheckStatus:
     """The check's status as a platform counts it: a pass that scores 0 is a failure."""
-    if check.status is CheckStatus.passed and problem.status.zeroes:
+    if zeroed_pass(problem, check):
         return CheckStatus.failed
     return check.status

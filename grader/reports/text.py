@@ -42,6 +42,11 @@ def scored(problem: ProblemReport, check: CheckReport) -> float:
     return 0.0 if problem.status.zeroes else check.points
 
 
+def zeroed_pass(problem: ProblemReport, check: CheckReport) -> bool:
+    """Whether the check passed in a problem that scores 0 whatever its checks found."""
+    return check.status is CheckStatus.passed and problem.status.zeroes
+
+
 def zeroed_note(problem: ProblemReport) -> str:
     """What a check that passed says in a problem that scores 0."""
     return f"passed, but scores 0: {problem.status.text}"
@@ -77,7 +82,7 @@ def details_once(problem: ProblemReport, checks: list[CheckReport]) -> list[list
     said = [problem_note(problem)]
     shown = []
     for check in checks:
-        if check.status is CheckStatus.passed and problem.status.zeroes:
+        if zeroed_pass(problem, check):
             shown.append([zeroed_note(problem)])
             continue
         lines = [
