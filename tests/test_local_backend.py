@@ -444,3 +444,44 @@ def test_an_unknown_account_is_one_error_line(tmp_path: Path, command: list[str]
     assert result.exit_code == 2, result.output
     assert result.output == "Error: no account named 'nosuchuser' on this machine (--user)\n"
     assert not (tmp_path / "out").exists()
+
+
+OUT_FOLDER_ATTACK = """\
+import json, os
+
+args = open("/proc/self/cmdline", "rb").read().split(b"\\0")
+out = args[args.index(b"--out") + 1].decode()
+os.unlink(out + "/split_heads/stdout.txt")
+os.mkfifo(out + "/split_heads/stdout.txt")
+os.unlink(out + "/split_heads/stderr.txt")
+os.symlink({secret!r}, out + "/split_heads/stderr.txt")
+with open(out + "/worker.json", "w") as forged:
+    json.dump({{"version": 999, "torch": "0", "python": "0"}}, forged)
+open({mark!r}, "w").write("done")
+"""
+
+
+def test_what_a_problem_leaves_in_its_out_folder_is_read_through_no_link(
+    tmp_path: Path, catalog: Catalog
+) -> None:
+    """A problem replaces its stdout with a FIFO (opened as it is, it would hold the grader for
+    ever), its stderr with a link to a file of the grader's, and the worker's `worker.json`
+    with another protocol (a grader error for the whole submission): the worker's results are
+    copied out through no link, and a local worker's `worker.json` is not read. The attack
+    did all three; it gets its verdict, the control beside it full marks."""
+    secret, mark = tmp_path / "secret.txt", tmp_path / "attacked"
+    secret.write_text("the grader's own file")
+    attacker, control = tmp_path / "attacker", tmp_path / "control"
+    for folder in (attacker, control):
+        folder.mkdir()
+    attack = OUT_FOLDER_ATTACK.format(secret=str(secret), mark=str(mark))
+    (attacker / "split_heads.py").write_text(attack + SPLIT_HEADS)
+    (control / "split_heads.py").write_text(SPLIT_HEADS)
+    with Grader(catalog, [catalog.problems["split_heads"]], LocalBackend(), 0) as grader:
+        reports = grader.grade_many([attacker, control], jobs=2)
+    assert mark.read_text() == "done"
+    assert reports[1].total == reports[1].max_total
+    attacked = reports[0].problem("split_heads")
+    assert not reports[0].grader_fault, attacked.message
+    assert attacked.score == attacked.max_score, attacked.message
+    assert "grader's own file" not in reports[0].model_dump_json()

@@ -32,6 +32,7 @@ from grader.sandboxing.image import download_wheelhouse, image_exists
 from tests import whole
 from tests.conftest import ROOT
 from tests.gradescope_format import validate_gradescope
+from tests.test_local_backend import OUT_FOLDER_ATTACK
 from tests.test_notebooks import notebook
 
 pytestmark = pytest.mark.docker
@@ -233,6 +234,29 @@ def test_hostile_submission_gains_nothing(gradescope_image: str, tmp_path: Path)
     line = next(x for x in problem["stdout"].splitlines() if x.startswith("ATTEMPTS "))
     assert set(json.loads(line.removeprefix("ATTEMPTS ")).values()) == {"PermissionError"}
     assert run.results["score"] == problem["score"] < problem["max_score"]
+
+
+@pytest.mark.timeout(900)
+def test_what_the_candidate_leaves_in_its_out_folder_gains_nothing(
+    gradescope_image: str, tmp_path: Path
+) -> None:
+    """The candidate's account replaces its problem's stdout with a FIFO (which would hold
+    the root grader for ever), its stderr with a link to the reference solution (which only
+    root reads), and the worker's `worker.json` with another protocol (a grader error, no
+    score): results.json is written, full marks, and the reference's text is nowhere. Any
+    step of the attack that failed would fail the import, and the full marks."""
+    upload = tmp_path / "upload"
+    upload.mkdir()
+    reference = "/autograder/source/grader/reference_solutions/split_heads.py"
+    attack = OUT_FOLDER_ATTACK.format(secret=reference, mark="/tmp/attacked")
+    split_heads = (ROOT / "submissions" / "complete" / "split_heads.py").read_text()
+    (upload / "split_heads.py").write_text(attack + split_heads)
+    run = run_autograder(gradescope_image, upload, tmp_path / "r.json")
+    assert_well_formed(run)
+    problem = next(p for p in run.report["problems"] if p["problem"] == "split_heads")
+    assert problem["score"] == problem["max_score"] == run.results["score"], problem["message"]
+    secret = (ROOT / "reference_solutions" / "split_heads.py").read_text().splitlines()[0]
+    assert secret not in json.dumps(run.report) and secret not in json.dumps(run.results)
 
 
 @pytest.mark.timeout(900)

@@ -226,12 +226,9 @@ class LocalBackend:
         if ready is not None:
             try:
                 shutil.copytree(job.submission_dir, ready.submission_dir, dirs_exist_ok=True)
-                run = self._finish(ready, job)
-                size = job.limits.file_size_mb << 20
-                copy_results(ready.out_dir, job.out_dir, job.outputs, size)
+                return self._finish(ready, job)
             finally:
                 discard(ready)
-            return run
         if self.user is None:
             return self._run(job)
         with self._one_at_a_time:
@@ -242,10 +239,11 @@ class LocalBackend:
 
     def _run(self, job: WorkerJob) -> WorkerRun:
         home = Path(tempfile.mkdtemp(prefix="grader-home-"))
-        started = self._start(job.limits, job.submission_dir, job.out_dir, home)
-        run = self._finish(started, job)
-        discard(started)
-        return run
+        started = self._start(job.limits, job.submission_dir, home / "out", home)
+        try:
+            return self._finish(started, job)
+        finally:
+            discard(started)
 
     def _start(self, limits: Limits, submission_dir: Path, out_dir: Path, home: Path) -> Started:
         """Start the worker on these folders; it reads its job from stdin once torch is in."""
@@ -296,6 +294,9 @@ class LocalBackend:
             timed_out = wait_or_stop(proc, start + limits.wall_seconds, job.stop)
         finally:
             end(started)
+        if self.user is not None:
+            sweep(self.user)  # no process of the account's is left to change what is copied
+        copy_results(started.out_dir, job.out_dir, job.outputs, limits.file_size_mb << 20)
         return WorkerRun(
             exit_code=proc.returncode,
             timed_out=timed_out,
@@ -316,20 +317,27 @@ def copy_results(source: Path, dest: Path, names: frozenset[str], limit: int) ->
 
 
 def read_result(root: Path, name: str, limit: int) -> bytes | None:
-    """A result file's bytes: a regular file of at most `limit` bytes reached through no link
-    (the candidate's code may have left anything in the folder), else None."""
+    """A result file's bytes: a regular file of at most `limit` bytes reached through no link,
+    each folder on its way opened as it is found (the candidate's code may have left anything
+    in the folder, and may still be changing it), else None."""
     *folders, file = Path(name).parts
-    path = root
-    for folder in folders:
-        path = path / folder
-        if path.is_symlink() or not path.is_dir():
-            return None
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
     try:
-        fd = os.open(path / file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = os.open(root, flags | os.O_DIRECTORY)
     except OSError:
         return None
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+    try:
+        for folder in folders:
+            inner = os.open(folder, flags | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        found = os.open(file, flags, dir_fd=fd)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    with os.fdopen(found, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(found).st_mode):
             return None
         data, more = read_capped(handle, limit)
     return None if more else data
