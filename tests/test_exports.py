@@ -127,6 +127,81 @@ def test_a_zipped_class_folder_is_its_submissions_and_a_zip_of_zips_is_refused(
         read_export(nested, tmp_path / "s3", catalog)
 
 
+def class_zip_with(archive: Path, prefix: str, evil: list[tuple[str, str | None]]) -> Path:
+    """The complete example and the classic mistakes, zipped as a class under `prefix`, with
+    `evil`'s members (a name and its text, None for a link) in a third student's folder."""
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+        for student, source in (("ada", COMPLETE), ("bob", MISTAKES)):
+            for path in sorted(source.glob("*.py")):
+                zf.write(path, f"{prefix}{student}/{path.name}")
+        for name, text in evil:
+            if text is None:
+                symlink_member(zf, f"{prefix}eve/{name}", "/etc/passwd")
+            else:
+                zf.writestr(f"{prefix}eve/{name}", text)
+    return archive
+
+
+@pytest.mark.parametrize("prefix", ["", "class/"])
+def test_one_students_members_in_a_class_zip_cost_that_student_only(
+    tmp_path: Path, catalog: Catalog, prefix: str
+) -> None:
+    """A member the rules refuse, or a folder over a student zip's caps, leaves out its
+    student's folder, with why; the others' are read."""
+    split = (COMPLETE / "split_heads.py").read_text()
+    cases: dict[str, list[tuple[str, str | None]]] = {
+        "is 1048577 bytes, over 1048576": [("homework.ipynb", "x" * ((1 << 20) + 1))],
+        "is a symbolic link": [("link.py", None)],
+        "points outside the archive": [("../../escape.py", split)],
+        "has the path of another": [("a\\b.py", split), ("a/b.py", split)],
+        "bytes uncompressed, over the cap of 33554432": [
+            (f"big{i}.py", "#" * (1 << 20)) for i in range(33)
+        ],
+    }
+    for number, (why, evil) in enumerate(cases.items()):
+        archive = class_zip_with(tmp_path / f"class{number}.zip", prefix, evil)
+        with open_export(archive, catalog) as export:
+            assert [s.path.name for s in export.submissions] == ["ada", "bob"], why
+            assert names(export.submissions[0].path) == {p.name for p in COMPLETE.glob("*.py")}
+            left = [note for note in export.skipped if f"'{prefix}eve' left out" in note]
+            assert left and why in left[0], (why, export.skipped)
+        assert not list(tmp_path.rglob("escape.py"))
+
+
+def test_a_colon_in_a_file_name_is_a_name(tmp_path: Path, catalog: Catalog) -> None:
+    """`split_heads:old.py` is a legal name on Linux and macOS, not a drive: the export is
+    read, the file with it; a drive (`C:`) is still outside the archive."""
+    folder = gradescope_export(tmp_path / "assignment_1_export")
+    (folder / "submission_222" / "split_heads:old.py").write_text("x = 1\n")
+    archive = zip_folder(folder, tmp_path / "export.zip", prefix="assignment_1_export/")
+    with open_export(archive, catalog) as export:
+        assert [s.path.name for s in export.submissions] == ["submission_111", "submission_222"]
+        assert (export.submissions[1].path / "split_heads:old.py").is_file()
+    drive = tmp_path / "drive.zip"
+    with zipfile.ZipFile(drive, "w") as zf:
+        zf.writestr("C:/split_heads.py", "x = 1\n")
+    with pytest.raises(UnsafeZip, match="points outside the archive"):
+        extract(drive, tmp_path / "out", lambda p: True, Caps(10, 100, 100))
+
+
+def test_a_name_that_is_not_text_never_takes_another_submissions_report(
+    tmp_path: Path, catalog: Catalog
+) -> None:
+    """The bytes `student_\\xff` (not UTF-8) read as the text `student_\\xff`, another folder's
+    name: the folder whose name is its own text is graded, the other left out with why."""
+    batch = tmp_path / "class"
+    batch.mkdir()
+    shutil.copytree(COMPLETE, batch / "student_\\xff")
+    raw = batch.as_posix().encode() + b"/student_\xff"
+    shutil.copytree(COMPLETE, raw.decode("utf-8", "surrogateescape"))
+    shutil.copytree(MISTAKES, batch / "other")
+    with open_export(batch, catalog) as export:
+        assert [s.path.name for s in export.submissions] == ["other", "student_\\xff"]
+        assert export.skipped == [
+            "student_\\xff: a name that is not text, which reads as another submission's: rename it"
+        ]
+
+
 def gradescope_export(folder: Path) -> Path:
     folder.mkdir()
     (folder / "submission_metadata.yml").write_text(METADATA)

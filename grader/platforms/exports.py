@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from grader.errors import GraderError
-from grader.names import as_text
+from grader.names import as_text, submission_name
 from grader.platforms.unzip import CLASS, STUDENT, UnsafeZip, extract
 from grader.reports.models import Student
 from grader.sandboxing.capped import read_capped
@@ -65,7 +65,28 @@ class Export:
 def open_export(path: Path, catalog: Catalog) -> Iterator[Export]:
     """The submissions in `path`; what was unpacked for them is removed on exit."""
     with tempfile.TemporaryDirectory(prefix="grader-export-") as scratch:
-        yield read_export(path, Path(scratch), catalog)
+        yield distinct(read_export(path, Path(scratch), catalog))
+
+
+def distinct(export: Export) -> Export:
+    """The export without the submissions whose name reads as another's: a name that is not
+    text (`as_text` escapes its bytes) may read as one that is, and one report file would
+    hold both. A name that is its own text keeps it; the others are left out, with why."""
+    named: dict[str, list[Submission]] = {}
+    for submission in export.submissions:
+        named.setdefault(submission_name(submission.path), []).append(submission)
+    for name, alike in named.items():
+        if len(alike) == 1:
+            continue
+        for submission in alike:
+            raw = submission.path.name
+            if as_text(raw) != raw:
+                export.submissions.remove(submission)
+                export.skipped.append(
+                    f"{name}: a name that is not text, which reads as another submission's: "
+                    "rename it"
+                )
+    return export
 
 
 def find_submissions(path: Path, catalog: Catalog) -> list[Path]:
@@ -106,7 +127,7 @@ def read_archive(archive: Path, scratch: Path, catalog: Catalog) -> Export:
         raise ExportError(f"{archive} is neither a folder nor a zip file")
     unpacked = scratch / "export"
     try:
-        notes = extract(archive, unpacked, class_file, CLASS)
+        notes = extract(archive, unpacked, class_file, CLASS, owned=STUDENT)
     except UnsafeZip as exc:
         raise ExportError(f"{archive.name}: {exc}") from exc
     root = sole_folder(unpacked)

@@ -2,11 +2,14 @@
 
 A wanted member whose path the file system could not hold (a name over `MAX_NAME_BYTES`, a path
 over `MAX_PATH_BYTES` or `MAX_DEPTH` levels) is left out with a note; staging has tighter limits
-of its own, and notes them in the report.
+of its own, and notes them in the report. A member the rules refuse (a link, a path outside or
+taken, a file over the cap) refuses a student's zip; in a class's archive, only its student's
+folder, which is left out with a note, and each student's folder has a student zip's caps.
 """
 
 from __future__ import annotations
 
+import re
 import stat
 import zipfile
 import zlib
@@ -44,12 +47,14 @@ READ_ERRORS = (
 MAX_NAME_BYTES = 255  # a file's or folder's name: what Linux file systems hold
 MAX_PATH_BYTES = 1024  # a member's path, UTF-8
 MAX_DEPTH = 64  # folders in a member's path
+DRIVE = re.compile(r"[A-Za-z]:$")  # a Windows drive (`C:`); a colon elsewhere is a name's
 
 
 def member_path(info: zipfile.ZipInfo) -> PurePosixPath:
     """The member's relative path; absolute paths, drives and `..` are refused."""
     path = PurePosixPath(info.filename.replace("\\", "/"))
-    if path.is_absolute() or ".." in path.parts or ":" in info.filename:
+    drive = DRIVE.match(path.parts[0]) is not None if path.parts else False
+    if path.is_absolute() or drive or ".." in path.parts:
         raise UnsafeZip(f"member {shown(info.filename)} points outside the archive")
     if stat.S_ISLNK(info.external_attr >> 16):
         raise UnsafeZip(f"member {shown(info.filename)} is a symbolic link")
@@ -81,41 +86,112 @@ class Chosen:
 
 
 def chosen_members(
-    infos: list[zipfile.ZipInfo], wanted: Callable[[PurePosixPath], bool], caps: Caps
+    infos: list[zipfile.ZipInfo],
+    wanted: Callable[[PurePosixPath], bool],
+    caps: Caps,
+    owned: Caps | None = None,
 ) -> Chosen:
     """The wanted regular files the file system can hold, once every member passed the path
-    rules and the caps."""
+    rules and the caps. With `owned` (a class's archive), a member that breaks them costs
+    only its owner's folder (a student's), left out with a note, and each owner's folder is
+    held to these caps of its own."""
     if len(infos) > caps.members:
         raise UnsafeZip(f"{len(infos)} members, over the cap of {caps.members}")
+    owner = owner_of(infos) if owned is not None else lambda _: ""
     chosen = Chosen([], [])
+    refused: dict[str, str] = {}  # owner -> why its folder is left out
+    taken = Taken()
     for info in infos:
-        path = member_path(info)
-        if info.is_dir() or not wanted(path):
+        try:
+            path = member_path(info)
+            if info.is_dir() or not wanted(path):
+                continue
+            if info.file_size > caps.file_bytes:
+                raise UnsafeZip(
+                    f"{shown(info.filename)} is {info.file_size} bytes, over {caps.file_bytes}"
+                )
+            taken.add(info, path)
+        except UnsafeZip as exc:
+            if owned is None:
+                raise
+            refused.setdefault(owner(info), str(exc))
             continue
-        if info.file_size > caps.file_bytes:
-            raise UnsafeZip(
-                f"{shown(info.filename)} is {info.file_size} bytes, over {caps.file_bytes}"
-            )
         why = path_limit(path)
         if why is None:
             chosen.members.append((info, path))
         else:
             chosen.notes.append(f"member {shown(info.filename)} left out: {why}")
+    if owned is not None:
+        refused.update(over_caps(chosen.members, owner, owned, refused))
+        chosen.members = [(i, p) for i, p in chosen.members if owner(i) not in refused]
+        chosen.notes += [f"{shown(o)} left out: {why}" for o, why in sorted(refused.items())]
     total = sum(info.file_size for info, _ in chosen.members)
     if total > caps.total_bytes:
         raise UnsafeZip(f"{total} bytes uncompressed, over the cap of {caps.total_bytes}")
     return chosen
 
 
+class Taken:
+    """The paths of the members chosen so far: a member may not take a path one of them has,
+    as a file or as a folder."""
+
+    def __init__(self) -> None:
+        self.files: set[PurePosixPath] = set()
+        self.folders: set[PurePosixPath] = set()
+
+    def add(self, info: zipfile.ZipInfo, path: PurePosixPath) -> None:
+        parents = set(path.parents)
+        if path in self.files or path in self.folders or parents & self.files:
+            raise UnsafeZip(f"member {shown(info.filename)} has the path of another")
+        self.files.add(path)
+        self.folders |= parents
+
+
+def owner_of(infos: list[zipfile.ZipInfo]) -> Callable[[zipfile.ZipInfo], str]:
+    """Whose a member of a class's archive is: the folder at its top, or in the archive's one
+    folder (`zip -r class.zip class/`)."""
+    tops = {info.filename.replace("\\", "/").lstrip("/").split("/")[0] for info in infos}
+    depth = 2 if len(tops) == 1 else 1
+
+    def owner(info: zipfile.ZipInfo) -> str:
+        return "/".join(info.filename.replace("\\", "/").lstrip("/").split("/")[:depth])
+
+    return owner
+
+
+def over_caps(
+    members: list[tuple[zipfile.ZipInfo, PurePosixPath]],
+    owner: Callable[[zipfile.ZipInfo], str],
+    caps: Caps,
+    refused: dict[str, str],
+) -> dict[str, str]:
+    """The owners whose chosen members break `caps` (their number, their total size)."""
+    counts: dict[str, int] = {}
+    sizes: dict[str, int] = {}
+    for info, _ in members:
+        counts[owner(info)] = counts.get(owner(info), 0) + 1
+        sizes[owner(info)] = sizes.get(owner(info), 0) + info.file_size
+    over = {o: f"{n} files, over the cap of {caps.members}" for o, n in counts.items()}
+    over = {o: why for o, why in over.items() if counts[o] > caps.members}
+    for o, n in sizes.items():
+        if n > caps.total_bytes:
+            over.setdefault(o, f"{n} bytes uncompressed, over the cap of {caps.total_bytes}")
+    return {o: why for o, why in over.items() if o not in refused}
+
+
 def extract(
-    archive: Path, dest: Path, wanted: Callable[[PurePosixPath], bool], caps: Caps
+    archive: Path,
+    dest: Path,
+    wanted: Callable[[PurePosixPath], bool],
+    caps: Caps,
+    owned: Caps | None = None,
 ) -> list[str]:
     """Extract the wanted files of `archive` into `dest` (created), or raise UnsafeZip; notes
-    on the wanted members left out."""
+    on the wanted members left out (`owned`: as `chosen_members`)."""
     dest.mkdir(parents=True, exist_ok=True)
     try:
         with zipfile.ZipFile(archive) as zf:
-            chosen = chosen_members(zf.infolist(), wanted, caps)
+            chosen = chosen_members(zf.infolist(), wanted, caps, owned)
             for info, path in chosen.members:
                 target = dest.joinpath(*path.parts)
                 target.parent.mkdir(parents=True, exist_ok=True)
