@@ -285,10 +285,14 @@ def grade(
     if "html" in formats:  # the class report shows the class's similar pairs
         from grader.similarity.compare import compare_class
 
-        compared = compare_class(path, found.catalog, problems)
-        pairs = write_pairs(compared.pairs, out_dir, CLASS_PAIRS_FILE)
-        for written in (pairs, write_view(compared, out_dir)):
-            listener.wrote(str(written))
+        try:
+            compared = compare_class(path, found.catalog, problems)
+        except Exception as exc:  # advice: its failure costs the class report its section only
+            listener.warn(f"the class report has no similarity: comparing failed: {exc!r}")
+        else:
+            pairs = write_pairs(compared.pairs, out_dir, CLASS_PAIRS_FILE)
+            for written in (pairs, write_view(compared, out_dir)):
+                listener.wrote(str(written))
     render(reports, formats, out_dir, shown, junit_by, listener.note, listener.wrote, compared)
     numbers = {p.spec.id: p.spec.number for p in found.catalog.problems.values()}
     return Graded(reports, numbers, found.catalog.is_kit)

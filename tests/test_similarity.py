@@ -116,7 +116,8 @@ def test_hostile_files_are_left_out_with_a_note(tmp_path: Path) -> None:
     (odd / "mha_by_loop.py").symlink_to("/etc/passwd")
     (odd / "helper.py").write_text("import helper\nfrom helper import *\n")
     (odd / "fused_qkv_attention.py").write_text("import helper\n" + "[" * 200 + "]" * 200)
-    result = api.similarity(folder)
+    (odd / "causal_self_attention.py").write_text("def f(x):\n    return x" + ".a" * 400 + "\n")
+    result = api.similarity(folder)  # the chain parses, but is too deep to unparse: as it is
     notes = "\n".join(result.notes)
     for left_out in ("split_heads.py: binary", "self_attention.py: not UTF-8", "mha_by_loop.py"):
         assert left_out in notes
@@ -185,6 +186,27 @@ def test_report_renders_again_the_similarity_grade_saved(
     api.report([out], formats=["html"], listener=api.Listener(warn=warned.append))
     assert 'id="similarity"' not in (out / "report.html").read_text()
     assert len(warned) == 1 and VIEW_FILE in warned[0], warned
+
+
+def test_a_failure_to_compare_the_class_costs_the_class_report_its_section_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Similarity is advice: `grade --format html,csv` writes every report, the gradebook and
+    the class report when comparing the class fails, and says so."""
+
+    def fails(*args: object, **kwargs: object) -> None:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr("grader.batch.make_backend", lambda *args, **kwargs: FakeBackend())
+    monkeypatch.setattr("grader.similarity.compare.compare_class", fails)
+    folder = write_class(dict(sorted(honest_class().items())[:2]), tmp_path / "class")
+    out, warned = tmp_path / "out", list[str]()
+    api.grade(
+        folder, out_dir=out, formats=["html", "csv"], listener=api.Listener(warn=warned.append)
+    )
+    assert (out / "summary.csv").is_file() and (out / "report.html").is_file()
+    assert 'id="similarity"' not in (out / "report.html").read_text()
+    assert [w for w in warned if "the class report has no similarity" in w], warned
 
 
 def test_the_command_prints_the_ranking_and_writes_the_pairs(tmp_path: Path) -> None:

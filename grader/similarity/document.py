@@ -230,15 +230,25 @@ def problem_document(
     parsed = {file: tree for file, tree in files.items() if tree is not None}
     if entry not in parsed:
         return Document(plain_lines(sources[entry], entry))
+    try:
+        return Document(canonical_lines(entry, parsed, sources, contract, symbols))
+    except RecursionError:  # code nested too deep for a walk of ours: compared as it is
+        return Document(plain_lines(sources[entry], entry))
+
+
+def canonical_lines(
+    entry: str,
+    parsed: dict[str, ast.Module],
+    sources: Mapping[str, str],
+    contract: Collection[str],
+    symbols: Collection[str],
+) -> list[Line]:
+    """`problem_document`'s lines, from the files that parse."""
     assigned = set().union(*(assigned_by(sources[file]) for file in parsed))
     statements: list[tuple[str, ast.stmt]] = []
-    try:
-        used = {f: ast.Module(b, []) for f, b in used_parts(entry, parsed, symbols).items()}
-        inline_helpers(used, {*contract, *symbols})
-        for file, body in used_parts(entry, used, symbols).items():
-            tree = canonical(ast.Module(body, []), contract, assigned)
-            statements += [(file, s) for s in tree.body]
-        ordered_statements = ordered(statements)
-    except RecursionError:
-        return Document(plain_lines(sources[entry], entry))
-    return Document([line for f, s in ordered_statements for line in statement_lines([s], f, 1)])
+    used = {f: ast.Module(b, []) for f, b in used_parts(entry, parsed, symbols).items()}
+    inline_helpers(used, {*contract, *symbols})
+    for file, body in used_parts(entry, used, symbols).items():
+        tree = canonical(ast.Module(body, []), contract, assigned)
+        statements += [(file, s) for s in tree.body]
+    return [line for f, s in ordered(statements) for line in statement_lines([s], f, 1)]
