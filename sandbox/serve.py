@@ -92,6 +92,12 @@ def remove_ipc() -> int:
     return removed
 
 
+def as_text(entry: str) -> str:
+    """A leftover's description as text the host's strict parser takes: the bytes of a name
+    that are not UTF-8 (lone surrogates in Python) escaped, at most 300 characters."""
+    return entry.encode("utf-8", "backslashreplace").decode("utf-8")[:300]
+
+
 def leftovers(out: Path) -> list[str]:
     """Whatever of a submission is still here after the clean-up: none, or the container goes."""
     found = [f"process {pid}" for pid in os.listdir("/proc") if pid.isdigit() and pid != "1"]
@@ -151,7 +157,7 @@ def serve_one(
         "seconds": round(time.monotonic() - start, 4),
         "oom_kills": oom,
         "ipc_removed": removed,
-        "leftovers": left[:20],
+        "leftovers": [as_text(entry) for entry in left[:20]],
         "state_changed": changed,
         "retire": not clean,
     }

@@ -1,7 +1,8 @@
 """Candidate bytes and names against the real engine, warm and in a container of its own: a
 1100-deep folder, a 252-byte folder name, a name that is not UTF-8, a zip member named with
-303 bytes, a folder named like the grader's own file, 25 MB of small files, a float8 output
-and forged result records each get their submission's verdict; the correct control beside
+303 bytes, a folder named like the grader's own file, 25 MB of small files, a float8 output,
+forged result records and a leftover named with bytes that are not UTF-8 (in the warm worker's
+end frame) each get their submission's verdict; the correct control beside
 them keeps full marks, no report is a grader error, and every file is written in `--out`."""
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from click.testing import CliRunner
 
 from grader.cli.main import cli
 from grader.names import report_file
-from grader.reports.models import read_report
+from grader.reports.models import ProblemStatus, read_report
 from tests.conftest import ROOT
 from tests.test_fail_closed import SPLIT_HEADS, hostile_names_and_trees
 from tests.test_staging import remove_chain
@@ -28,7 +29,8 @@ FORMATS = ["--format", "html,markdown,gradescope,junit", "--seed", "3"]
 
 def hostile_class(batch: Path) -> tuple[list[str], list[Path]]:
     """`hostile_names_and_trees` and more: a folder named like the grader's own file, 25 MB of
-    small files, a float8 output and forged result records."""
+    small files, a float8 output, forged result records and a leftover the worker cannot clear
+    under a name that is not UTF-8."""
     names, chain = hostile_names_and_trees(batch)
     (batch / "grader-shard").mkdir()
     shutil.copyfile(SPLIT_HEADS, batch / "grader-shard" / "split_heads.py")
@@ -37,9 +39,12 @@ def hostile_class(batch: Path) -> tuple[list[str], list[Path]]:
     for i in range(250):
         (crowded / f"a{i:03}.py").write_text("#" * 100_000 + "\n")
     shutil.copyfile(SPLIT_HEADS, crowded / "split_heads.py")
-    for attack in ("returns_float8", "forges_results"):
+    for attack in ATTACKS:
         shutil.copytree(HOSTILE / attack, batch / attack)
-    return [*names, "grader-shard", "crowded", "returns_float8", "forges_results"], chain
+    return [*names, "grader-shard", "crowded", *ATTACKS], chain
+
+
+ATTACKS = ("returns_float8", "forges_results", "shields_with_leftovers")
 
 
 @pytest.mark.parametrize("isolation", ["warm", "container"])
@@ -68,4 +73,6 @@ def test_hostile_bytes_and_names_keep_the_batch(
     float8 = reports["returns_float8"].problem("causal_self_attention")
     shape = next(c for c in float8.checks if c.check == "output_shape")
     assert "float8_e4m3fn" in shape.message and float8.score < float8.max_score
+    shielded = reports["shields_with_leftovers"].problem("causal_self_attention")
+    assert shielded.status is ProblemStatus.forbidden_api, (shielded.status, shielded.message)
     assert {p.parent for p in tmp_path.rglob("*.json")} <= {out, out / "gradescope"}

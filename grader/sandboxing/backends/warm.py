@@ -246,11 +246,16 @@ class WarmContainer:
             tar.write(payload)
 
     def _ended(self, payload: bytes) -> WorkerRun:
+        """The submission's end: every result has arrived before it. An end frame the host
+        cannot read (what the candidate left may have shaped it) retires the container and
+        leaves the results as they came."""
+        self.left -= 1
         try:
             ended = read_end(payload)
         except ValidationError as exc:
-            raise ProtocolError(f"malformed end frame: {exc.errors()[0]['msg']}") from exc
-        self.left -= 1
+            self.retired = True
+            message = f"the worker's end frame was malformed: {exc.errors()[0]['msg']}"
+            return WorkerRun(exit_code=None, output_error=message)
         self.retired = self.retired or ended.retire or self.left == 0
         return WorkerRun(
             exit_code=ended.exit_code,
