@@ -11,6 +11,7 @@ import pytest
 from grader.courses.catalog import Catalog
 from grader.reports.models import CheckStatus, ProblemStatus
 from grader.sandboxing.results import ProblemExit, ProblemRun
+from grader.verdict.checks.bindings import MAX_LINKS, chain_paths
 from grader.verdict.checks.loops import computing_loops, find_function
 from grader.verdict.checks.routes import Route, find_routes
 from grader.verdict.checks.scope import SourceFile, Sources
@@ -448,6 +449,7 @@ def test_a_declared_encoding_is_read_as_python_reads_it() -> None:
 
 
 DEEP_EXPRESSION = "x = " + "+".join(["a"] * 3000) + "\n"
+MANY_NODES = (b"x = a" + b".b" * 150 + b"\n") * 700  # about 2 nodes an attribute
 
 
 @pytest.mark.parametrize(
@@ -465,6 +467,7 @@ DEEP_EXPRESSION = "x = " + "+".join(["a"] * 3000) + "\n"
         (b"x = a" + b".b" * 300 + b"\n", 0, "nested too deeply for the grader to read"),
         (b"x = 1\n" * 20_001, 20_000, "over 20000 lines"),
         (b"#" * (1 << 20) + b"\n", 0, "over the grader's limit"),
+        (MANY_NODES, 0, "over 100000 syntax nodes"),
     ],
 )
 def test_what_the_host_cannot_read_is_unreadable(data: bytes, line: int, why: str) -> None:
@@ -521,6 +524,28 @@ def test_deep_valid_code_is_walked_without_recursion() -> None:
     finally:
         sys.setrecursionlimit(limit)
     assert found == [] and len(loops) == 1 and missing is None
+
+
+def test_each_chain_of_attributes_is_resolved_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chains of 180 attributes: every link is resolved once, not once per link above it
+    (quadratic: minutes for a file within the caps); a chain too long to resolve on an
+    imported name is tampering."""
+    walked: list[int] = []
+
+    def counted(node: object, bindings: dict[str, str]) -> tuple[dict[int, str | None], bool]:
+        paths, deep = chain_paths(node, bindings)  # type: ignore[arg-type]
+        walked.append(len(paths))
+        return paths, deep
+
+    monkeypatch.setattr("grader.verdict.checks.routes.chain_paths", counted)
+    chains = "".join(f"    y{i} = x" + ".a" * 180 + "\n" for i in range(2))
+    file = SourceFile("m.py", "m", f"import torch\ndef f(x):\n{chains}".encode())
+    assert find_routes(file, NAMES, set()) == []
+    assert sum(walked) == 2 * 180
+    walked.clear()
+    deep = SourceFile("m.py", "m", ("import torch\nx = torch" + ".a" * 180 + "\n").encode())
+    assert tampering(deep.data) == [f"a chain of over {MAX_LINKS} attributes on an imported name"]
+    assert sum(walked) == 180
 
 
 def test_a_long_chain_of_calls_is_followed_without_recursion() -> None:

@@ -33,22 +33,41 @@ def import_bindings(nodes: list[ast.AST]) -> dict[str, str]:
     return bindings
 
 
+MAX_LINKS = 32
+"""Attributes a path is resolved through: torch's deepest public names have 5. A longer chain
+on an imported name is resolved as far as that, and no further."""
+
+
 def resolve(node: ast.AST, bindings: dict[str, str]) -> str | None:
     """The dotted path an expression names, when its root is an imported name or a module
     imported by a literal name (`import_module("x")`, `__import__("x")`); attributes read by
-    `getattr` with a literal name count as read. Read without recursion, however long."""
-    attributes: list[str] = []
+    `getattr` with a literal name count as read. Read without recursion, however long; None
+    past `MAX_LINKS` links."""
+    paths, _ = chain_paths(node, bindings)
+    return paths[id(node)] if paths else root_path(node, bindings)
+
+
+def chain_paths(node: ast.AST, bindings: dict[str, str]) -> tuple[dict[int, str | None], bool]:
+    """The path of each link of the chain of attributes that ends at `node` (as `resolve`
+    gives it, by the link's id), each link walked once; and whether its root is an imported
+    name with more than `MAX_LINKS` links on it."""
+    links: list[tuple[ast.AST, str]] = []
     while True:
         if isinstance(node, ast.Attribute):
-            attributes.append(node.attr)
+            links.append((node, node.attr))
             node = node.value
         elif isinstance(node, ast.Call) and is_call_to(node, "getattr") and literal_at(node, 1):
-            attributes.append(literal_at(node, 1))
+            links.append((node, literal_at(node, 1)))
             node = node.args[0]
         else:
             break
     root = root_path(node, bindings)
-    return None if root is None else ".".join([root, *reversed(attributes)])
+    paths: dict[int, str | None] = {}
+    path = root
+    for depth, (link, attribute) in enumerate(reversed(links), 1):
+        path = None if path is None or depth > MAX_LINKS else f"{path}.{attribute}"
+        paths[id(link)] = path
+    return paths, root is not None and len(links) > MAX_LINKS
 
 
 def dotted(expr: ast.expr) -> str:

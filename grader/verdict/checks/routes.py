@@ -22,7 +22,14 @@ from functools import cache, cached_property
 
 import torch
 
-from grader.verdict.checks.bindings import called, called_name, dotted, resolve
+from grader.verdict.checks.bindings import (
+    MAX_LINKS,
+    called,
+    called_name,
+    chain_paths,
+    dotted,
+    root_path,
+)
 from grader.verdict.checks.scope import IMPORTERS, SHADOWED, SourceFile
 
 COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
@@ -226,7 +233,8 @@ def shared(path: str) -> bool:
 def holds(parts: list[str], wanted: list[str]) -> bool:
     """`wanted` is a run of whole components of `parts`."""
     size = len(wanted)
-    return any(parts[i : i + size] == wanted for i in range(len(parts) - size + 1))
+    starts = [i for i, part in enumerate(parts) if part == wanted[0]]
+    return any(parts[i : i + size] == wanted for i in starts)
 
 
 PUBLIC_PRIVATE = {"torch._assert", "torch.nn.init._calculate_fan_in_and_fan_out"}
@@ -295,9 +303,23 @@ class RouteFinder:
             for n in file.nodes
         )
         self.routes: set[Route] = set()
+        self.paths: dict[int, str | None] = {}  # of the links of the chains met, by id
 
     def add(self, node: ast.AST, what: str, tampering: bool = False) -> None:
         self.routes.add(Route(getattr(node, "lineno", 0), what, tampering))
+
+    def path(self, node: ast.AST) -> str | None:
+        """`resolve(node)`, each chain of attributes walked once: the paths of its links are
+        kept, and the outer link is met first (the nodes are walked breadth first). A chain
+        too long to resolve on an imported name is tampering."""
+        if id(node) not in self.paths:
+            paths, deep = chain_paths(node, self.bindings)
+            if not paths:
+                return root_path(node, self.bindings)
+            self.paths.update(paths)
+            if deep:
+                self.add(node, f"a chain of over {MAX_LINKS} attributes on an imported name", True)
+        return self.paths[id(node)]
 
     def names_forbidden(self, text: str) -> bool:
         return any(name in text for name in self.forbidden)
@@ -382,7 +404,7 @@ class RouteFinder:
         if is_internal(node.attr):
             self.add(node, f"{node.attr} ({INTERNALS})", True)
             return
-        path = resolve(node, self.bindings)
+        path = self.path(node)
         if path is not None and not isinstance(node.ctx, ast.Load) and shared(path):
             self.add(node, f"{path} changed (a module others use too, the grader's own)", True)
         elif path is not None:
@@ -432,7 +454,7 @@ class RouteFinder:
         arguments = name_arguments(name, node)
         if not arguments:
             return
-        target = resolve(node.args[0], self.bindings) if node.args else None
+        target = self.path(node.args[0]) if node.args else None
         literal = [
             a.value for a in arguments if isinstance(a, ast.Constant) and isinstance(a.value, str)
         ]
