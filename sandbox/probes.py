@@ -303,9 +303,19 @@ def run_call(
     }
 
 
+def plain(t: torch.Tensor) -> torch.Tensor:
+    """`t` as a plain tensor, sharing its data and its place in the autograd graph: what a
+    subclass says of itself (its methods, its `__torch_function__`) is not asked."""
+    if type(t) is torch.Tensor:
+        return t
+    with torch._C.DisableTorchFunctionSubclass():
+        return torch.Tensor.as_subclass(t, torch.Tensor)
+
+
 def save_tensor(t: torch.Tensor | None, key: str, tensors: dict[str, torch.Tensor]) -> str | None:
     """Keep a copy of `t` under `key`; None for what safetensors cannot store (the host is told
     the shape and dtype only)."""
+    t = None if t is None else plain(t)
     if t is None or t.device.type == "meta" or t.layout != torch.strided:
         return None
     if t.is_complex() or t.is_quantized or t.is_nested:
@@ -316,6 +326,7 @@ def save_tensor(t: torch.Tensor | None, key: str, tensors: dict[str, torch.Tenso
 
 def describe_output(out: Any, key: str, tensors: dict[str, torch.Tensor]) -> TensorOut | ValueOut:
     if isinstance(out, torch.Tensor):
+        out = plain(out)
         return {
             "kind": "tensor",
             "key": save_tensor(out, key, tensors),

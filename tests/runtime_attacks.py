@@ -34,6 +34,8 @@ RUNTIME_ATTACKS = {
         False,
     ),
     "loop_range_one": ("mha_by_loop", "python_loop", "does not do more attention work", False),
+    # a non-contiguous output in a tensor subclass whose `is_contiguous` says it is
+    "claims_contiguous": ("split_heads", "contiguous", "output 0 is not contiguous", False),
 }
 
 
@@ -54,7 +56,7 @@ def assert_caught(name: str, report: SubmissionReport) -> None:
 # A red team's attacks, written against the design without its tests: name -> (problem, what
 # it must not achieve). "forbidden": its marker (printed only once a forbidden kernel gave the
 # values) never appears and the problem loses points; "loop": the loop check fails; "leak":
-# the hidden values it looked for never reach its output.
+# the hidden values it looked for never reach its output; "vacuous": no causality check passes.
 RED_TEAM = {
     "red_a01_pydoc_sdpa": ("multi_head_attention", "forbidden"),
     "red_a02_timeit_mha": ("multi_head_self_attention", "forbidden"),
@@ -97,6 +99,9 @@ RED_TEAM = {
     "red6_a01_batched_softmax_rows_p11": ("mha_by_loop", "loop"),
     # the same, written with torch.special.softmax (a reviewer's)
     "red6_a02_special_softmax_rows_p11": ("mha_by_loop", "loop"),
+    # a ninth: no attention at all, zeros of the right shape: causal, since nothing depends on
+    # anything
+    "red9_a03_null_module": ("causal_self_attention", "vacuous"),
 }
 MARKERS = {"forbidden": "computed", "leak": "first values"}
 # Honest code the red team wrote to find false failures, full marks on every problem: SDPA per
@@ -127,6 +132,10 @@ def assert_held(name: str, report: SubmissionReport) -> None:
     assert not report.grader_fault, (name, report.message)
     if goal == "full":  # code that is correct, shaped to exhaust the host's reading of it
         assert result.score == result.max_score, (name, result.message)
+        return
+    if goal == "vacuous":  # output that depends on no token earns no causality check
+        causal = [c for p in report.problems for c in p.checks if c.check == "causality"]
+        assert len(causal) == 6 and all(c.status is CheckStatus.failed for c in causal), causal
         return
     if goal == "loop":  # the loop check fails, or the means are tampering and score 0
         found = [c for c in result.checks if c.check == "python_loop"]

@@ -326,4 +326,14 @@ class Causality(Check[CausalityParams]):
                     "future",
                     pattern=self.pattern(ctx),
                 )
+        calls = range(len(ctx.reference(self.influence).data.calls))
+        with about(self.configs()[0]):
+            got = [ctx.output(self.influence, k).double() for k in calls]
+        if all(float((g - got[0]).abs().max()) <= self.params.tolerance for g in got[1:]):
+            return Verdict(
+                CheckStatus.failed,
+                f"{config_text(self.configs()[0])}: changing any one input token changed no "
+                "output: an output that depends on no token shows nothing of a causal mask",
+                pattern=self.pattern(ctx),
+            )
         return passed("no token sees the future")
