@@ -320,17 +320,21 @@ def test_a_worker_started_ahead_that_ended_before_its_job_is_replaced(
 
 def test_results_are_copied_from_a_worker_started_ahead_through_no_link(tmp_path: Path) -> None:
     """Only the names the host may read, as regular files within the cap: a link (to a file or
-    a folder), a FIFO or an oversized file left by the candidate's code is not copied."""
+    a folder, or a hard link), a FIFO or an oversized file left by the candidate's code is not
+    copied."""
     out, dest = tmp_path / "out", tmp_path / "dest"
     (out / "p").mkdir(parents=True)
     (out / "p" / "ok.json").write_text("{}")
     (out / "p" / "big.json").write_bytes(b"x" * 100)
     (out / "p" / "link.json").symlink_to("/etc/passwd")
     os.mkfifo(out / "p" / "fifo.json")
+    (tmp_path / "other.json").write_text("{}")
+    os.link(tmp_path / "other.json", out / "p" / "hard.json")
     (out / "q").symlink_to(out / "p", target_is_directory=True)
     dest.mkdir()
     names = frozenset(
-        {"p/ok.json", "p/big.json", "p/link.json", "p/fifo.json", "q/ok.json", "p/none.json"}
+        {"p/ok.json", "p/big.json", "p/link.json", "p/fifo.json", "p/hard.json", "q/ok.json"}
+        | {"p/none.json"}
     )
     copy_results(out, dest, names, limit=10)
     assert sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file()) == ["p/ok.json"]

@@ -317,9 +317,9 @@ def copy_results(source: Path, dest: Path, names: frozenset[str], limit: int) ->
 
 
 def read_result(root: Path, name: str, limit: int) -> bytes | None:
-    """A result file's bytes: a regular file of at most `limit` bytes reached through no link,
-    each folder on its way opened as it is found (the candidate's code may have left anything
-    in the folder, and may still be changing it), else None."""
+    """A result file's bytes: a regular file of at most `limit` bytes reached through no link
+    (symbolic or hard), each folder on its way opened as it is found (the candidate's code may
+    have left anything in the folder, and may still be changing it), else None."""
     *folders, file = Path(name).parts
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
     try:
@@ -337,7 +337,8 @@ def read_result(root: Path, name: str, limit: int) -> bytes | None:
     finally:
         os.close(fd)
     with os.fdopen(found, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(found).st_mode):
+        status = os.fstat(found)
+        if not stat.S_ISREG(status.st_mode) or status.st_nlink != 1:  # a hard link: another's
             return None
         data, more = read_capped(handle, limit)
     return None if more else data
