@@ -11,6 +11,7 @@ Every layer may import this module.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 from pathlib import Path
@@ -36,11 +37,12 @@ def as_text(name: str) -> str:
 
 
 def submission_name(path: Path) -> str:
-    """The name of the submission at `path` (its folder's, `.` resolved), as text."""
-    try:
-        name = path.resolve().name
-    except (OSError, RuntimeError):  # a link loop: the name as given
-        name = path.name
+    """The name of the submission at `path` (its folder's, as given: a link's own, `.`
+    resolved), as text."""
+    name = path.name
+    if name in ("", ".", ".."):
+        with contextlib.suppress(OSError, RuntimeError):  # a link loop: as given
+            name = path.resolve().name
     return as_text(name)
 
 

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from grader.cli.main import cli
 from grader.courses.catalog import Catalog
+from grader.names import submission_name
 from grader.platforms.exports import ExportError, open_export, read_export
 from grader.platforms.unzip import Caps, UnsafeZip, extract
 from grader.reports.models import read_report
@@ -127,11 +128,20 @@ def test_a_zipped_class_folder_is_its_submissions_and_a_zip_of_zips_is_refused(
         read_export(nested, tmp_path / "s3", catalog)
 
 
-def class_zip_with(archive: Path, prefix: str, evil: list[tuple[str, str | None]]) -> Path:
-    """The complete example and the classic mistakes, zipped as a class under `prefix`, with
-    `evil`'s members (a name and its text, None for a link) in a third student's folder."""
+def class_zip_with(
+    archive: Path, prefix: str, evil: list[tuple[str, str | None]], students: int = 2
+) -> Path:
+    """The complete example and the classic mistakes (or, `students=1`, the complete one),
+    zipped as a class under `prefix` as macOS's Finder zips it (`__MACOSX/`, a `.DS_Store`,
+    a read-me beside the students, a link to it in a student's folder), with `evil`'s
+    members (a name and its text, None for a link) in another student's folder."""
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
-        for student, source in (("ada", COMPLETE), ("bob", MISTAKES)):
+        zf.writestr("__MACOSX/._class", "")
+        zf.writestr(".DS_Store", "")
+        zf.writestr(f"{prefix}README.txt", "the class")
+        for student, source in (("ada", COMPLETE), ("bob", MISTAKES))[:students]:
+            zf.writestr(f"__MACOSX/{prefix}{student}/._split_heads.py", "")
+            symlink_member(zf, f"{prefix}{student}/README.txt", "../README.txt")
             for path in sorted(source.glob("*.py")):
                 zf.write(path, f"{prefix}{student}/{path.name}")
         for name, text in evil:
@@ -159,13 +169,31 @@ def test_one_students_members_in_a_class_zip_cost_that_student_only(
         ],
     }
     for number, (why, evil) in enumerate(cases.items()):
-        archive = class_zip_with(tmp_path / f"class{number}.zip", prefix, evil)
-        with open_export(archive, catalog) as export:
-            assert [s.path.name for s in export.submissions] == ["ada", "bob"], why
-            assert names(export.submissions[0].path) == {p.name for p in COMPLETE.glob("*.py")}
-            left = [note for note in export.skipped if f"'{prefix}eve' left out" in note]
-            assert left and why in left[0], (why, export.skipped)
+        for students in (2, 1):
+            archive = class_zip_with(tmp_path / f"c{number}{students}.zip", prefix, evil, students)
+            with open_export(archive, catalog) as export:
+                assert export.layout == "a zipped folder of submissions", export.skipped
+                graded = [s.path.name for s in export.submissions]
+                assert graded == ["ada", "bob"][:students], (why, export.skipped)
+                assert names(export.submissions[0].path) == {p.name for p in COMPLETE.glob("*.py")}
+                left = [note for note in export.skipped if f"'{prefix}eve' left out" in note]
+                assert len(left) == 1 and why in left[0], (why, export.skipped)
         assert not list(tmp_path.rglob("escape.py"))
+
+
+def test_a_gradescope_export_zip_keeps_metadata_over_a_students_file_cap(
+    tmp_path: Path, catalog: Catalog
+) -> None:
+    """Metadata is the export's, not a student's: 1.5 MB of it (a course with many
+    resubmissions) is read, with the submitters' identities."""
+    folder = gradescope_export(tmp_path / "assignment_1_export")
+    with (folder / "submission_metadata.yml").open("a") as metadata:
+        metadata.write("# " + "x" * 1_500_000 + "\n")
+    archive = zip_folder(folder, tmp_path / "export.zip", prefix="assignment_1_export/")
+    with open_export(archive, catalog) as export:
+        assert export.layout == "a Gradescope export", export.skipped
+        ids = [s.student.id for s in export.submissions if s.student]
+        assert ids == ["1815", "alan@example.org; 1906"]
 
 
 def test_a_colon_in_a_file_name_is_a_name(tmp_path: Path, catalog: Catalog) -> None:
@@ -188,7 +216,8 @@ def test_a_name_that_is_not_text_never_takes_another_submissions_report(
     tmp_path: Path, catalog: Catalog
 ) -> None:
     """The bytes `student_\\xff` (not UTF-8) read as the text `student_\\xff`, another folder's
-    name: the folder whose name is its own text is graded, the other left out with why."""
+    name: the folder whose name is its own text is graded, the other left out with why. Links
+    to two folders of one name are named as the links are."""
     batch = tmp_path / "class"
     batch.mkdir()
     shutil.copytree(COMPLETE, batch / "student_\\xff")
@@ -197,9 +226,14 @@ def test_a_name_that_is_not_text_never_takes_another_submissions_report(
     shutil.copytree(MISTAKES, batch / "other")
     with open_export(batch, catalog) as export:
         assert [s.path.name for s in export.submissions] == ["other", "student_\\xff"]
-        assert export.skipped == [
-            "student_\\xff: a name that is not text, which reads as another submission's: rename it"
-        ]
+        assert export.skipped == ["student_\\xff: a name another submission's reads as: rename it"]
+    links = tmp_path / "links"
+    links.mkdir()
+    for student in ("alice", "bob"):
+        shutil.copytree(COMPLETE, tmp_path / "uploads" / student / "submission")
+        (links / student).symlink_to(tmp_path / "uploads" / student / "submission")
+    with open_export(links, catalog) as export:
+        assert [submission_name(s.path) for s in export.submissions] == ["alice", "bob"]
 
 
 def gradescope_export(folder: Path) -> Path:

@@ -69,23 +69,20 @@ def open_export(path: Path, catalog: Catalog) -> Iterator[Export]:
 
 
 def distinct(export: Export) -> Export:
-    """The export without the submissions whose name reads as another's: a name that is not
-    text (`as_text` escapes its bytes) may read as one that is, and one report file would
-    hold both. A name that is its own text keeps it; the others are left out, with why."""
+    """The export without the submissions whose names read alike: a name that is not text
+    (`as_text` escapes its bytes) may read as one that is, and one report file would hold
+    both. Of such names, one that is its own text keeps it; the others are left out, with
+    why (all of them, where none or several are their own text)."""
     named: dict[str, list[Submission]] = {}
     for submission in export.submissions:
         named.setdefault(submission_name(submission.path), []).append(submission)
     for name, alike in named.items():
-        if len(alike) == 1:
-            continue
+        text = [s for s in alike if as_text(s.path.name) == s.path.name]
+        kept = text if len(alike) > 1 and len(text) == 1 else alike if len(alike) == 1 else []
         for submission in alike:
-            raw = submission.path.name
-            if as_text(raw) != raw:
+            if submission not in kept:
                 export.submissions.remove(submission)
-                export.skipped.append(
-                    f"{name}: a name that is not text, which reads as another submission's: "
-                    "rename it"
-                )
+                export.skipped.append(f"{name}: a name another submission's reads as: rename it")
     return export
 
 
@@ -127,9 +124,10 @@ def read_archive(archive: Path, scratch: Path, catalog: Catalog) -> Export:
         raise ExportError(f"{archive} is neither a folder nor a zip file")
     unpacked = scratch / "export"
     try:
-        notes = extract(archive, unpacked, class_file, CLASS, owned=STUDENT)
+        extracted = extract(archive, unpacked, class_file, CLASS, owned=STUDENT)
     except UnsafeZip as exc:
         raise ExportError(f"{archive.name}: {exc}") from exc
+    notes = extracted.notes
     root = sole_folder(unpacked)
     if (root / METADATA).is_file() and not holds_problems(root, catalog.entries):
         export = gradescope(root)
@@ -144,7 +142,8 @@ def read_archive(archive: Path, scratch: Path, catalog: Catalog) -> Export:
                 "and grade the folder (a folder of per-student zip files is read as is)"
             )
     folders = find_submissions(root, catalog)
-    if len([f for f in folders if is_submission(f, catalog)]) > 1:
+    students = [f for f in folders if is_submission(f, catalog)]
+    if len(students) > 1 or (students and extracted.refused):  # others' folders left out
         export = Export("a zipped folder of submissions", [Submission(f) for f in folders])
         export.skipped += [f"{archive.name}: {note}" for note in notes]
         return export
@@ -189,7 +188,7 @@ def student_zip(archive: Path, scratch: Path) -> tuple[Submission, list[str]]:
     """One student's zip, unpacked to a folder named as its stem, the student's id; and what
     was left out of it."""
     unpacked = scratch / "zips" / archive.stem
-    notes = extract(archive, unpacked, python_file, STUDENT)
+    notes = extract(archive, unpacked, python_file, STUDENT).notes
     dest = scratch / "students" / archive.stem
     dest.parent.mkdir(exist_ok=True)
     sole_folder(unpacked).rename(dest)

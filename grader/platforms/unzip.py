@@ -2,9 +2,10 @@
 
 A wanted member whose path the file system could not hold (a name over `MAX_NAME_BYTES`, a path
 over `MAX_PATH_BYTES` or `MAX_DEPTH` levels) is left out with a note; staging has tighter limits
-of its own, and notes them in the report. A member the rules refuse (a link, a path outside or
-taken, a file over the cap) refuses a student's zip; in a class's archive, only its student's
-folder, which is left out with a note, and each student's folder has a student zip's caps.
+of its own, and notes them in the report. A wanted member the rules refuse (a link, a path
+outside or taken, a file over the cap) refuses a student's zip; in a class's archive, only its
+student's folder, which is left out with a note, and each student's folder has a student zip's
+caps. A member not wanted is never extracted, whatever it is.
 """
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ class Caps:
 
 
 STUDENT = Caps(members=2_000, file_bytes=1 << 20, total_bytes=32 << 20)
-CLASS = Caps(members=200_000, file_bytes=1 << 20, total_bytes=512 << 20)
+CLASS = Caps(members=200_000, file_bytes=10 << 20, total_bytes=512 << 20)
+"""A class's archive, each student's folder in it held to `STUDENT`'s caps (10 MiB a file: the
+export's metadata)."""
 
 READ_ERRORS = (
     zipfile.BadZipFile,
@@ -79,10 +82,12 @@ def shown(name: str) -> str:
 
 @dataclass
 class Chosen:
-    """The members to extract, and notes on the wanted ones left out."""
+    """The members to extract, notes on the wanted ones left out, and (a class's archive) the
+    students' folders left out, with why."""
 
     members: list[tuple[zipfile.ZipInfo, PurePosixPath]]
     notes: list[str]
+    refused: dict[str, str]
 
 
 def chosen_members(
@@ -91,30 +96,29 @@ def chosen_members(
     caps: Caps,
     owned: Caps | None = None,
 ) -> Chosen:
-    """The wanted regular files the file system can hold, once every member passed the path
-    rules and the caps. With `owned` (a class's archive), a member that breaks them costs
-    only its owner's folder (a student's), left out with a note, and each owner's folder is
-    held to these caps of its own."""
+    """The wanted regular files the file system can hold, once every wanted member passed the
+    path rules and the caps. With `owned` (a class's archive), a member in a student's folder
+    is held to `owned`'s caps, and one that breaks a rule costs only that folder, left out with
+    a note; as does a folder over `owned`'s caps of its own."""
     if len(infos) > caps.members:
         raise UnsafeZip(f"{len(infos)} members, over the cap of {caps.members}")
-    owner = owner_of(infos) if owned is not None else lambda _: ""
-    chosen = Chosen([], [])
-    refused: dict[str, str] = {}  # owner -> why its folder is left out
+    owner = owner_of(infos) if owned is not None else lambda _: None
+    chosen = Chosen([], [], {})
     taken = Taken()
     for info in infos:
+        if info.is_dir() or not wanted(PurePosixPath(info.filename.replace("\\", "/"))):
+            continue  # never extracted, whatever it is
+        student = owner(info)
+        limit = caps.file_bytes if owned is None or student is None else owned.file_bytes
         try:
             path = member_path(info)
-            if info.is_dir() or not wanted(path):
-                continue
-            if info.file_size > caps.file_bytes:
-                raise UnsafeZip(
-                    f"{shown(info.filename)} is {info.file_size} bytes, over {caps.file_bytes}"
-                )
+            if info.file_size > limit:
+                raise UnsafeZip(f"{shown(info.filename)} is {info.file_size} bytes, over {limit}")
             taken.add(info, path)
         except UnsafeZip as exc:
-            if owned is None:
+            if student is None:
                 raise
-            refused.setdefault(owner(info), str(exc))
+            chosen.refused.setdefault(student, str(exc))
             continue
         why = path_limit(path)
         if why is None:
@@ -122,9 +126,9 @@ def chosen_members(
         else:
             chosen.notes.append(f"member {shown(info.filename)} left out: {why}")
     if owned is not None:
-        refused.update(over_caps(chosen.members, owner, owned, refused))
-        chosen.members = [(i, p) for i, p in chosen.members if owner(i) not in refused]
-        chosen.notes += [f"{shown(o)} left out: {why}" for o, why in sorted(refused.items())]
+        chosen.refused.update(over_caps(chosen.members, owner, owned, chosen.refused))
+        chosen.members = [(i, p) for i, p in chosen.members if owner(i) not in chosen.refused]
+        chosen.notes += [f"{shown(o)} left out: {why}" for o, why in sorted(chosen.refused.items())]
     total = sum(info.file_size for info, _ in chosen.members)
     if total > caps.total_bytes:
         raise UnsafeZip(f"{total} bytes uncompressed, over the cap of {caps.total_bytes}")
@@ -147,30 +151,36 @@ class Taken:
         self.folders |= parents
 
 
-def owner_of(infos: list[zipfile.ZipInfo]) -> Callable[[zipfile.ZipInfo], str]:
-    """Whose a member of a class's archive is: the folder at its top, or in the archive's one
-    folder (`zip -r class.zip class/`)."""
-    tops = {info.filename.replace("\\", "/").lstrip("/").split("/")[0] for info in infos}
+def owner_of(infos: list[zipfile.ZipInfo]) -> Callable[[zipfile.ZipInfo], str | None]:
+    """Whose a member of a class's archive is: the student's folder at the archive's top, or
+    in its one folder (`zip -r class.zip class/`, Gradescope's export), leaving aside what
+    archivers and file managers add there (`__MACOSX/`, dot files) and the files there; None
+    for a member in no student's folder (the export's metadata)."""
+    parts = [info.filename.replace("\\", "/").lstrip("/").split("/") for info in infos]
+    tops = {p[0] for p in parts if len(p) > 1 and p[0] != "__MACOSX" and not p[0].startswith(".")}
     depth = 2 if len(tops) == 1 else 1
 
-    def owner(info: zipfile.ZipInfo) -> str:
-        return "/".join(info.filename.replace("\\", "/").lstrip("/").split("/")[:depth])
+    def owner(info: zipfile.ZipInfo) -> str | None:
+        path = info.filename.replace("\\", "/").lstrip("/").split("/")
+        return "/".join(path[:depth]) if len(path) > depth else None
 
     return owner
 
 
 def over_caps(
     members: list[tuple[zipfile.ZipInfo, PurePosixPath]],
-    owner: Callable[[zipfile.ZipInfo], str],
+    owner: Callable[[zipfile.ZipInfo], str | None],
     caps: Caps,
     refused: dict[str, str],
 ) -> dict[str, str]:
-    """The owners whose chosen members break `caps` (their number, their total size)."""
+    """The students' folders whose chosen members break `caps` (their number, their size)."""
     counts: dict[str, int] = {}
     sizes: dict[str, int] = {}
     for info, _ in members:
-        counts[owner(info)] = counts.get(owner(info), 0) + 1
-        sizes[owner(info)] = sizes.get(owner(info), 0) + info.file_size
+        student = owner(info)
+        if student is not None:
+            counts[student] = counts.get(student, 0) + 1
+            sizes[student] = sizes.get(student, 0) + info.file_size
     over = {o: f"{n} files, over the cap of {caps.members}" for o, n in counts.items()}
     over = {o: why for o, why in over.items() if counts[o] > caps.members}
     for o, n in sizes.items():
@@ -185,9 +195,9 @@ def extract(
     wanted: Callable[[PurePosixPath], bool],
     caps: Caps,
     owned: Caps | None = None,
-) -> list[str]:
-    """Extract the wanted files of `archive` into `dest` (created), or raise UnsafeZip; notes
-    on the wanted members left out (`owned`: as `chosen_members`)."""
+) -> Chosen:
+    """Extract the wanted files of `archive` into `dest` (created), or raise UnsafeZip; what
+    was extracted, and what left out (`owned`: as `chosen_members`)."""
     dest.mkdir(parents=True, exist_ok=True)
     try:
         with zipfile.ZipFile(archive) as zf:
@@ -205,4 +215,4 @@ def extract(
         raise UnsafeZip(f"not a readable zip file ({exc})") from exc
     except (FileExistsError, NotADirectoryError) as exc:
         raise UnsafeZip("two members have the same path") from exc
-    return chosen.notes
+    return chosen
