@@ -99,11 +99,12 @@ RED_TEAM = {
     "red6_a01_batched_softmax_rows_p11": ("mha_by_loop", "loop"),
     # the same, written with torch.special.softmax (a reviewer's)
     "red6_a02_special_softmax_rows_p11": ("mha_by_loop", "loop"),
-    # a ninth: no attention at all, zeros of the right shape: causal, since nothing depends on
-    # anything
+    # a ninth: no attention at all, zeros of the right shape: causal, blind to masked keys and
+    # the same on both paths, since nothing depends on anything
     "red9_a03_null_module": ("causal_self_attention", "vacuous"),
 }
 MARKERS = {"forbidden": "computed", "leak": "first values"}
+VACUOUS = {"causality": 6, "masked_keys_ignored": 2, "paths_agree": 1}  # checks in the course
 # Honest code the red team wrote to find false failures, full marks on every problem: SDPA per
 # head where allowed, sys.path, a flash helper shared by name, doctest, timeit, a coding
 # cookie, torch.jit.script, a `__main__` self-test against SDPA (and a function only it calls),
@@ -133,9 +134,10 @@ def assert_held(name: str, report: SubmissionReport) -> None:
     if goal == "full":  # code that is correct, shaped to exhaust the host's reading of it
         assert result.score == result.max_score, (name, result.message)
         return
-    if goal == "vacuous":  # output that depends on no token earns no causality check
-        causal = [c for p in report.problems for c in p.checks if c.check == "causality"]
-        assert len(causal) == 6 and all(c.status is CheckStatus.failed for c in causal), causal
+    if goal == "vacuous":  # an output that shows nothing earns no check of what it would show
+        found = [c for p in report.problems for c in p.checks if c.check in VACUOUS]
+        counts = {check: sum(c.check == check for c in found) for check in VACUOUS}
+        assert counts == VACUOUS and all(c.status is CheckStatus.failed for c in found), found
         return
     if goal == "loop":  # the loop check fails, or the means are tampering and score 0
         found = [c for c in result.checks if c.check == "python_loop"]

@@ -245,6 +245,14 @@ class Context:
             raise Failure(f"{label} holds {nonfinite_text(tensor)} (first at {where})")
         return tensor
 
+    def one_number(self, probe_id: str, call: int = 0, index: int = 0) -> bool:
+        """Whether output `index` of call `call` is one number everywhere where the reference's
+        is not: an output that holds a property so shows nothing of it (zeros ignore every
+        masked key, and two paths that return zeros agree)."""
+        got, want = self.output(probe_id, call, index), self.expected(probe_id, call, index)
+        same = bool(got.numel()) and bool((got == got.flatten()[0]).all())
+        return same and not bool((want == want.flatten()[0]).all())
+
     def gradient(self, probe_id: str, name: str) -> torch.Tensor | None:
         """The gradient of the probe's first call for `name` (`arg0`, `param:proj.weight`), or
         None if none reached it; a Failure when it is not shaped as the reference's."""

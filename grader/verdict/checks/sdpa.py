@@ -167,6 +167,12 @@ class PathsAgree(Check[AgreeParams]):
         for config_id, (first, second) in self.probes.items():
             with about(self.problem.config(config_id)):
                 a, b = ctx.output(first), ctx.output(second)
+                if ctx.one_number(first):
+                    return Verdict(
+                        CheckStatus.failed,
+                        f"{config_text(self.problem.config(config_id))}: the output is one "
+                        "number everywhere: paths that agree on it show nothing",
+                    )
             diff = (a.double() - b.double()).abs()
             if not bool(torch.all(diff <= self.params.atol)):
                 return Verdict(

@@ -180,6 +180,13 @@ class MaskedKeysIgnored(Check[HiddenKeysParams]):
             for index in range(count):
                 with about(self.problem.config(config_id)):
                     before, after = ctx.output(probe, 0, index), ctx.output(probe, 1, index)
+                    if ctx.one_number(probe, 0, index):
+                        return Verdict(
+                            CheckStatus.failed,
+                            f"{config_text(self.problem.config(config_id))}: output {index} is "
+                            "one number everywhere: unchanged by any key, it shows nothing of "
+                            "a mask",
+                        )
                 a, b = query_rows(before, kept), query_rows(after, kept)
                 change = (a - b).abs()
                 if float(change.max()) > self.params.tolerance:
