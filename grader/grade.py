@@ -192,9 +192,10 @@ class Grader:
     ) -> dict[str, ProblemReport]:
         if run.fault is not None:
             return {p.spec.id: self.fault(p, f"sandbox failure: {run.fault}") for p in attempted}
-        try:  # a local or forked worker is this package's own: its worker.json, in a folder
-            # the candidate's code can write, tells nothing and is not read
-            docker = self.backend.name is BackendName.docker
+        # a local or forked worker is this package's own: its worker.json, in a folder the
+        # candidate's code can write, tells nothing and is not read
+        docker = self.backend.name is BackendName.docker
+        try:
             worker = read_worker_report(out) if docker else None
         except InvalidOutput:
             worker = None

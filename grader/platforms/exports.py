@@ -77,8 +77,10 @@ def distinct(export: Export) -> Export:
     for submission in export.submissions:
         named.setdefault(submission_name(submission.path), []).append(submission)
     for name, alike in named.items():
+        if len(alike) == 1:
+            continue
         text = [s for s in alike if as_text(s.path.name) == s.path.name]
-        kept = text if len(alike) > 1 and len(text) == 1 else alike if len(alike) == 1 else []
+        kept = text if len(text) == 1 else []
         for submission in alike:
             if submission not in kept:
                 export.submissions.remove(submission)

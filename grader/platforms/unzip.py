@@ -156,15 +156,20 @@ def owner_of(infos: list[zipfile.ZipInfo]) -> Callable[[zipfile.ZipInfo], str | 
     in its one folder (`zip -r class.zip class/`, Gradescope's export), leaving aside what
     archivers and file managers add there (`__MACOSX/`, dot files) and the files there; None
     for a member in no student's folder (the export's metadata)."""
-    parts = [info.filename.replace("\\", "/").lstrip("/").split("/") for info in infos]
+    parts = [components(info) for info in infos]
     tops = {p[0] for p in parts if len(p) > 1 and p[0] != "__MACOSX" and not p[0].startswith(".")}
     depth = 2 if len(tops) == 1 else 1
 
     def owner(info: zipfile.ZipInfo) -> str | None:
-        path = info.filename.replace("\\", "/").lstrip("/").split("/")
+        path = components(info)
         return "/".join(path[:depth]) if len(path) > depth else None
 
     return owner
+
+
+def components(info: zipfile.ZipInfo) -> list[str]:
+    """The names along a member's path, as written (either slash, a leading one dropped)."""
+    return info.filename.replace("\\", "/").lstrip("/").split("/")
 
 
 def over_caps(
@@ -181,12 +186,15 @@ def over_caps(
         if student is not None:
             counts[student] = counts.get(student, 0) + 1
             sizes[student] = sizes.get(student, 0) + info.file_size
-    over = {o: f"{n} files, over the cap of {caps.members}" for o, n in counts.items()}
-    over = {o: why for o, why in over.items() if counts[o] > caps.members}
-    for o, n in sizes.items():
-        if n > caps.total_bytes:
-            over.setdefault(o, f"{n} bytes uncompressed, over the cap of {caps.total_bytes}")
-    return {o: why for o, why in over.items() if o not in refused}
+    over: dict[str, str] = {}
+    for student, count in counts.items():
+        if student in refused:
+            continue
+        if count > caps.members:
+            over[student] = f"{count} files, over the cap of {caps.members}"
+        elif (size := sizes[student]) > caps.total_bytes:
+            over[student] = f"{size} bytes uncompressed, over the cap of {caps.total_bytes}"
+    return over
 
 
 def extract(

@@ -232,10 +232,7 @@ class LocalBackend:
         if self.user is None:
             return self._run(job)
         with self._one_at_a_time:
-            try:
-                return self._run(job)
-            finally:
-                sweep(self.user)
+            return self._run(job)
 
     def _run(self, job: WorkerJob) -> WorkerRun:
         home = Path(tempfile.mkdtemp(prefix="grader-home-"))
@@ -294,8 +291,8 @@ class LocalBackend:
             timed_out = wait_or_stop(proc, start + limits.wall_seconds, job.stop)
         finally:
             end(started)
-        if self.user is not None:
-            sweep(self.user)  # no process of the account's is left to change what is copied
+            if self.user is not None:  # no process of the account's left to change the copy
+                sweep(self.user)
         copy_results(started.out_dir, job.out_dir, job.outputs, limits.file_size_mb << 20)
         return WorkerRun(
             exit_code=proc.returncode,

@@ -298,12 +298,18 @@ class Causality(Check[CausalityParams]):
             variants.append(changed)
         return plan.call_probe(config, args=args, more_args=variants)
 
+    def influenced(self, ctx: Context) -> list[torch.Tensor]:
+        """The candidate's outputs on the influence probe: on the input, then with each token
+        changed in turn."""
+        calls = range(len(ctx.reference(self.influence).data.calls))
+        return [ctx.output(self.influence, k) for k in calls]
+
     def pattern(self, ctx: Context) -> AttentionPattern | None:
         """Which input tokens each output token depends on, the candidate's and the reference's;
         None if the candidate's module did not answer the probe as asked."""
         calls = range(len(ctx.reference(self.influence).data.calls))
         try:
-            got = [ctx.output(self.influence, k) for k in calls]
+            got = self.influenced(ctx)
         except Failure:
             return None
         want = [ctx.expected(self.influence, k) for k in calls]
@@ -326,9 +332,8 @@ class Causality(Check[CausalityParams]):
                     "future",
                     pattern=self.pattern(ctx),
                 )
-        calls = range(len(ctx.reference(self.influence).data.calls))
         with about(self.configs()[0]):
-            got = [ctx.output(self.influence, k).double() for k in calls]
+            got = [g.double() for g in self.influenced(ctx)]
         if all(float((g - got[0]).abs().max()) <= self.params.tolerance for g in got[1:]):
             return Verdict(
                 CheckStatus.failed,
