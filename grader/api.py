@@ -188,6 +188,8 @@ def check(
     backend: BackendName = CHECK_BACKEND,
     seed: int | None = None,
     reveal: bool = False,
+    timeout: float | None = None,
+    memory_mb: int | None = None,
 ) -> Feedback:
     """A candidate's own check of `path` (a folder, or one problem's file in it) on the checks
     they may see (by default on every problem with a file there; `reveal`, or the course's due
@@ -203,10 +205,11 @@ def check(
             return catalog.select(list(problems))
         return problem_of(catalog, path) if path.is_file() else attempted(catalog, path)
 
+    limits = LimitOverrides(problem_seconds=timeout, memory_mb=memory_mb)
     ahead = None
     if backend is not BackendName.fork:  # a worker of its own, with the chosen problems' limits
         ahead = batch_limits(
-            [p.spec.limits for p in chosen(course(course_path, checked=False).catalog)]
+            [p.spec.limits for p in chosen(course(course_path, checked=False).catalog)], limits
         )
     started = make_backend(backend, isolation=Isolation.container, ready=ahead)  # no pool
     try:
@@ -217,7 +220,9 @@ def check(
         selected = chosen(found.catalog)
         drawn = draw_seed(kit_seed(found.catalog, seed))
         shown = reveal_after_due(reveal, found.course)
-        view, unseen = check_submission(folder, found.catalog, selected, started, drawn, shown)
+        view, unseen = check_submission(
+            folder, found.catalog, selected, started, drawn, shown, limits
+        )
     finally:
         started.close()  # the worker started ahead, if no job took it
     return Feedback(view, unseen)
@@ -388,13 +393,17 @@ def validate(
     backend: BackendName = CANDIDATE_BACKEND,
     seed: int = 0,
     jobs: int | None = None,
+    timeout: float | None = None,
+    memory_mb: int | None = None,
 ) -> list[Outcome]:
-    """Prove `problems`' checks: references pass, starters and mutants lose what they must."""
+    """Prove `problems`' checks: references pass, starters and mutants lose what they must
+    (`timeout` and `memory_mb` over the specs' limits, as `grade` takes them)."""
     from grader.validate import validate_problems
 
     catalog = course(course_path, full=True).catalog
     selected = catalog.select(list(problems))
-    return validate_problems(catalog, selected, make_backend(backend), seed, jobs or JOBS)
+    limits = LimitOverrides(problem_seconds=timeout, memory_mb=memory_mb)
+    return validate_problems(catalog, selected, make_backend(backend), seed, jobs or JOBS, limits)
 
 
 def saved_reports(folder: Path) -> list[SubmissionReport]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import signal
 import tempfile
 import threading
 import time
@@ -53,6 +54,28 @@ FILE_SYSTEM_LIMITS = {
     errno.EILSEQ: "a file name the file system refuses",
 }
 """What a candidate's files or names can break in the file system, by errno: a verdict."""
+
+
+START_LIMITS = (
+    (("MemoryError", "cannot allocate memory", "bad_alloc", "Memory allocation"), "memory",
+     "raise it with --memory-mb"),
+    (("can't start new thread", "Resource temporarily unavailable"), "process count",
+     "it counts every process of the account that runs the worker"),
+)  # fmt: skip
+"""What a worker's start can run out of, how its log says so, and what to do about it."""
+
+
+def start_limit(run: WorkerRun, overrides: LimitOverrides, attempted: list[Problem]) -> str:
+    """Which limit stopped a worker before any candidate code ran, and how to raise it: one
+    clause, or nothing when its log names none."""
+    limits = batch_limits([p.spec.limits for p in attempted], overrides)
+    if run.exit_code in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
+        return f": its CPU limit ({limits.cpu_seconds} s) stopped it"
+    for signs, limit, advice in START_LIMITS:
+        if any(sign in run.stderr for sign in signs):
+            size = f" ({limits.memory_mb} MB for the candidate's code)" if limit == "memory" else ""
+            return f": its {limit} limit{size} stopped it: {advice}"
+    return ""
 
 
 class Grader:
@@ -214,6 +237,7 @@ class Grader:
         if not run.timed_out and not any(r.started for r in runs.values()):
             tail = run.stderr.strip()[-1500:]
             message = f"the worker failed before running any candidate code (exit {run.exit_code})"
+            message += start_limit(run, self.overrides, attempted)
             return {p.spec.id: self.fault(p, f"{message}:\n{tail}") for p in attempted}
         reports = {}
         for problem in attempted:

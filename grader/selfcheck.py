@@ -10,7 +10,7 @@ from grader.courses.catalog import Catalog, Problem
 from grader.errors import GraderError
 from grader.reports.models import SubmissionReport
 from grader.reports.redact import candidate_view
-from grader.sandboxing.backends.base import Backend
+from grader.sandboxing.backends.base import Backend, LimitOverrides
 from grader.sandboxing.notebooks import NOTEBOOK
 from grader.sandboxing.staging import files_found
 from grader.specs.problem import Visibility
@@ -78,12 +78,14 @@ def check_submission(
     backend: Backend,
     seed: int,
     reveal_after_due: bool = False,
+    limits: LimitOverrides | None = None,
 ) -> tuple[SubmissionReport, dict[str, tuple[int, float]]]:
     """Grade `path` on the shown checks only; the candidate's view and the unseen checks."""
     from grader.grade import Grader  # torch: `attempted` is read before it is imported
 
     shown = shown_visibilities(reveal_after_due)
-    with Grader(catalog, [p.restricted(shown) for p in problems], backend, seed) as grader:
+    restricted = [p.restricted(shown) for p in problems]
+    with Grader(catalog, restricted, backend, seed, limits) as grader:
         report = grader.grade(path)
     view = candidate_view(report, reveal_after_due, own_text=True)  # their machine, their text
     return view, unseen_checks(problems, shown)

@@ -26,7 +26,7 @@ from grader.courses.catalog import Catalog, Problem
 from grader.grade import Grader
 from grader.reports.models import CheckStatus, ProblemStatus, SubmissionReport
 from grader.reports.text import fraction
-from grader.sandboxing.backends.base import Backend
+from grader.sandboxing.backends.base import Backend, LimitOverrides
 from grader.specs.problem import SpecError, Visibility
 from grader.verdict.diagnose import MISTAKES
 
@@ -134,7 +134,12 @@ def complete_submission(catalog: Catalog, folder: Path) -> None:
 
 
 def validate_problems(
-    catalog: Catalog, problems: list[Problem], backend: Backend, seed: int, jobs: int
+    catalog: Catalog,
+    problems: list[Problem],
+    backend: Backend,
+    seed: int,
+    jobs: int,
+    limits: LimitOverrides | None = None,
 ) -> list[Outcome]:
     """Grade every reference, accepted solution, starter and mutant of `problems`, each in a
     complete submission."""
@@ -156,7 +161,7 @@ def validate_problems(
             shutil.copytree(complete, folder)
             shutil.copyfile(source, folder / problem.spec.entry)
             folders.append(folder)
-        with Grader(catalog, list(catalog.problems.values()), backend, seed) as grader:
+        with Grader(catalog, list(catalog.problems.values()), backend, seed, limits) as grader:
             reports = grader.grade_many(folders, jobs)
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import sys
 import sysconfig
 from collections.abc import Iterator
@@ -40,6 +41,29 @@ from sandbox.policy import (
 from sandbox.protocol import PolicyEvent, TraceEntry
 
 
+def library_folders(sandbox_folder: str) -> tuple[str, ...]:
+    """The folders of the code that was there before the candidate's: every folder on this
+    worker's import path as it starts (`sys.path`: the interpreter's, a venv's and the system's
+    site-packages, a user site, a `pip install --target` folder the package was found in),
+    wherever the package and torch were installed. Never the working folder, a folder anyone may
+    write (`/tmp`), nor anything in a source checkout (the course's answers are there)."""
+    checkout = os.path.dirname(os.path.dirname(sandbox_folder))
+    if not os.path.isfile(os.path.join(checkout, "pyproject.toml")):
+        checkout = ""
+    paths = sysconfig.get_paths()
+    interpreter = [paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths]
+    found: set[str] = set()
+    for entry in [*sys.path, *interpreter]:
+        if not entry or not os.path.isabs(entry) or not os.path.isdir(entry):
+            continue
+        folder = os.path.join(os.path.realpath(entry), "")
+        shared = os.stat(folder).st_mode & stat.S_IWOTH
+        inside = bool(checkout) and folder.startswith(os.path.join(checkout, ""))
+        if not (shared or inside or folder == os.path.join(os.path.realpath(os.getcwd()), "")):
+            found.add(folder)
+    return tuple(sorted(found))
+
+
 class Auditor:
     """The guard's audit hook and what it knows: where the libraries, the sandbox and the
     problem's files are, and the events it refused."""
@@ -64,9 +88,8 @@ class Auditor:
         """Find the folders and files the hook's rules name: the libraries, the sandbox's own
         folder, the standard library's code makers, text runners and frame readers."""
         paths = sysconfig.get_paths()
-        libraries = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
-        self.libraries = tuple(os.path.join(os.path.realpath(p), "") for p in sorted(libraries))
         sandbox_folder = os.path.join(os.path.dirname(os.path.realpath(__file__)), "")
+        self.libraries = library_folders(sandbox_folder)
         self.trusted = (*self.libraries, sandbox_folder)
         stdlib = os.path.realpath(paths["stdlib"])
         self.makers = tuple(os.path.join(stdlib, f) for f in CODE_MAKERS)
@@ -74,8 +97,7 @@ class Auditor:
         self.handlers = tuple(os.path.join(stdlib, f) for f in FRAME_HANDLERS)
         torch_folder = os.path.join(os.path.dirname(os.path.realpath(torch.__file__)), "")
         readers = [os.path.join(stdlib, f) for f in FRAME_READERS]
-        purelib = os.path.realpath(paths.get("purelib", stdlib))
-        readers += [os.path.join(purelib, f) for f in LIBRARY_READERS]
+        readers += [os.path.join(folder, f) for folder in self.libraries for f in LIBRARY_READERS]
         self.readers = (*readers, torch_folder, sandbox_folder, "<frozen")
         self.typing = os.path.join(stdlib, "typing.py")
         self.ast = os.path.join(stdlib, "ast.py")

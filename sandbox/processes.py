@@ -228,6 +228,21 @@ def own_state() -> State:
     }
 
 
+def cap_address_space(budget_mb: int) -> int:
+    """Cap this process's address space (and its children's) at what it maps now, torch
+    imported, plus `budget_mb`: the memory a submission's code may use. How much address space
+    torch needs to start depends on its build and the machine's cores (a CUDA build on 16 cores
+    maps several GB it never touches), so the cap is measured here, never a constant. Returns
+    the cap in bytes."""
+    mapped = 0
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmSize:"):
+            mapped = int(line.split()[1]) << 10
+    cap = mapped + (budget_mb << 20)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    return cap
+
+
 BASELINE: State = {}
 """The worker's own state as it started, before any candidate code ran (`main` sets it)."""
 

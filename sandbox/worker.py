@@ -45,7 +45,7 @@ import torch
 from sandbox.child import run_submission
 from sandbox.folders import snapshot
 from sandbox.guard import GUARD
-from sandbox.processes import BASELINE, own_state, protect_worker
+from sandbox.processes import BASELINE, cap_address_space, own_state, protect_worker
 from sandbox.records import read_job
 from sandbox.serve import serve
 from sandbox.stream import PipeWriter
@@ -60,6 +60,9 @@ def main(argv: list[str] | None = None) -> int:
         "--clean-scratch", action="store_true", help="empty /tmp and /dev/shm before each problem"
     )
     parser.add_argument("--serve", type=int, metavar="K", help="serve up to K submissions")
+    parser.add_argument(
+        "--memory-mb", type=int, help="address space the candidate's code may map, over torch's"
+    )
     args = parser.parse_args(argv)
 
     BASELINE.update(own_state())
@@ -68,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     protect_worker()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # as PID 1, a child could otherwise send it
     torch.set_num_threads(1)
+    os.environ["CUDA_VISIBLE_DEVICES"] = ""  # the contract is the CPU's: no GPU for any child
     if args.serve is not None:
         from_host = os.dup(0)
         null = os.open(os.devnull, os.O_RDONLY)
@@ -77,6 +81,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.submission is None:
         parser.error("--submission is required without --serve")
     GUARD.install()  # before the job arrives: a worker started ahead is ready for it
+    if args.memory_mb is not None:
+        cap_address_space(args.memory_mb)
+        BASELINE.update(own_state())  # what each child is set back to
     parts = read_job(0)
     if os.read(0, 1):
         raise ValueError("the job stream is longer than its index says")

@@ -7,6 +7,7 @@ import json
 import os
 import pwd
 import resource
+import signal
 import stat
 import subprocess
 import sys
@@ -21,10 +22,11 @@ from click.testing import CliRunner
 
 from grader.cli.main import cli
 from grader.courses.catalog import Catalog
-from grader.grade import Grader
+from grader.grade import Grader, start_limit
 from grader.reports.models import ProblemReport, Student, SubmissionReport
+from grader.reports.redact import candidate_view
 from grader.sandboxing.backends import launch
-from grader.sandboxing.backends.base import WorkerJob, WorkerRun, batch_limits
+from grader.sandboxing.backends.base import LimitOverrides, WorkerJob, WorkerRun, batch_limits
 from grader.sandboxing.backends.local import LocalBackend, NoSuchAccount, Started, copy_results
 from grader.specs.paths import REFERENCES_DIR
 from tests.test_hostile import leftover_processes
@@ -58,6 +60,8 @@ for name, kind in (
     ("RLIMIT_CORE", resource.RLIMIT_CORE),
 ):
     print(name, *resource.getrlimit(kind))
+with open("/proc/self/status") as status:
+    print("VmSize", *(int(line.split()[1]) << 10 for line in status if line.startswith("VmSize:")))
 """
 SPLIT_HEADS = (REFERENCES_DIR / "split_heads.py").read_text()
 
@@ -76,7 +80,10 @@ def test_limits_hold_when_candidate_code_starts(
     limits = batch_limits([catalog.problems["split_heads"].spec.limits])
     mb = 1 << 20
     assert printed(problem.stdout, "RLIMIT_CPU") == [limits.cpu_seconds] * 2
-    assert printed(problem.stdout, "RLIMIT_AS") == [limits.memory_mb * mb] * 2
+    cap, hard = printed(problem.stdout, "RLIMIT_AS")
+    mapped = printed(problem.stdout, "VmSize")[0]  # the child's, the worker's and its imports
+    assert cap == hard
+    assert 0 < cap - limits.memory_mb * mb <= mapped  # measured: what the worker mapped, torch in
     assert printed(problem.stdout, "RLIMIT_FSIZE") == [limits.file_size_mb * mb] * 2
     assert printed(problem.stdout, "RLIMIT_CORE") == [0, 0]
     nproc = printed(problem.stdout, "RLIMIT_NPROC")
@@ -489,3 +496,75 @@ def test_what_a_problem_leaves_in_its_out_folder_is_read_through_no_link(
     assert not reports[0].grader_fault, attacked.message
     assert attacked.score == attacked.max_score, attacked.message
     assert "grader's own file" not in reports[0].model_dump_json()
+
+
+HOG = """\
+held = bytearray(700 << 20)  # more than the submission may use: a MemoryError at import
+"""
+
+
+def test_memory_is_a_budget_over_what_the_worker_maps_to_start(tmp_path: Path) -> None:
+    """--memory-mb bounds what the candidate's code maps, not the worker's own start: 512 MB is
+    far below the address space torch maps when imported (a constant cap of 512 MB stopped every
+    worker before any candidate code), yet a submission mapping 700 MB more is refused it."""
+    batch = tmp_path / "batch"
+    for name, prefix in (("control", ""), ("hog", HOG)):
+        (batch / name).mkdir(parents=True)
+        (batch / name / "split_heads.py").write_text(prefix + SPLIT_HEADS)
+    args = ["grade", str(batch), "--out", str(tmp_path / "out"), "--backend", "local"]
+    CliRunner().invoke(cli, [*args, "--memory-mb", "512"], catch_exceptions=False)
+    control = SubmissionReport.model_validate_json((tmp_path / "out/control.json").read_text())
+    hog = SubmissionReport.model_validate_json((tmp_path / "out/hog.json").read_text())
+    assert control.problem("split_heads").score == control.problem("split_heads").max_score > 0
+    assert hog.problem("split_heads").status == "import_error"
+    assert "MemoryError" in str(hog.problem("split_heads").model_dump())
+
+
+@pytest.mark.parametrize(
+    ("run", "told"),
+    [
+        (WorkerRun(exit_code=1, stderr="...\nMemoryError\n"), "memory limit (4096 MB"),
+        (WorkerRun(exit_code=127, stderr="cannot allocate memory for thread-local data: ABORT"),
+         "raise it with --memory-mb"),
+        (WorkerRun(exit_code=-signal.SIGXCPU), "its CPU limit (120 s)"),
+        (WorkerRun(exit_code=1, stderr="RuntimeError: can't start new thread"), "process count"),
+        (WorkerRun(exit_code=1, stderr="ImportError: no module named torch"), None),
+    ],
+)  # fmt: skip
+def test_a_worker_that_cannot_start_names_the_limit_that_stopped_it(
+    run: WorkerRun, told: str | None, catalog: Catalog
+) -> None:
+    said = start_limit(run, LimitOverrides(memory_mb=4096), [catalog.problems["split_heads"]])
+    assert (told in said and "\n" not in said) if told else said == ""
+
+
+ASKS_FOR_A_GPU = """\
+import os
+import torch
+
+print("visible", repr(os.environ.get("CUDA_VISIBLE_DEVICES")), torch.cuda.is_available())
+
+
+def split_heads(x, num_heads):
+    device = torch.device("cuda")  # written on a GPU machine
+    B, T, C = x.shape
+    return x.to(device).reshape(B, T, num_heads, C // num_heads).transpose(1, 2)
+"""
+
+
+def test_code_that_asks_for_a_gpu_is_told_grading_runs_on_the_cpu(
+    tmp_path: Path, make_grader: Callable[..., Grader]
+) -> None:
+    """The candidate's process sees no GPU (the contract is the CPU's), and code written for one
+    is told so, in the candidate's own view too, rather than given a CUDA driver error alone."""
+    (tmp_path / "split_heads.py").write_text(
+        ASKS_FOR_A_GPU + SPLIT_HEADS[SPLIT_HEADS.index("\n\n\ndef merge_heads") :]
+    )
+    report = make_grader(["split_heads"]).grade(tmp_path)
+    problem = report.problem("split_heads")
+    assert "visible '' False" in problem.stdout
+    assert problem.score < problem.max_score
+    view = candidate_view(report, False)
+    raised = [c for c in view.problem("split_heads").checks if "the call raised" in c.message]
+    assert raised
+    assert all("grading runs on the CPU" in c.message for c in raised)

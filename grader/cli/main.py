@@ -23,6 +23,7 @@ from grader.cli.shared import (
     echo_err,
     failed,
     jobs_option,
+    limit_options,
     listener,
     output_options,
     parsed,
@@ -74,6 +75,7 @@ def init(problem: str, directory: Path, course: Path | None) -> None:
 @backend_option(api.CHECK_BACKEND, own_code=True)
 @seed_option
 @option("--reveal", is_flag=True, help="Also run the `after_due_date` checks.")
+@limit_options
 @course_option
 def check(path: Path, course: Path | None, **options: Any) -> None:
     """Check your work in PATH (a folder, or one problem's file) on the visible checks, with
@@ -107,8 +109,7 @@ def check(path: Path, course: Path | None, **options: Any) -> None:
 @option("--problem", "problems", multiple=True, help="Grade only these problems.")
 @jobs_option
 @seed_option
-@option("--timeout", type=click.FloatRange(min=1), help="Seconds per problem (over the specs).")
-@option("--memory-mb", type=click.IntRange(min=256), help="Memory per submission (over the specs).")
+@limit_options
 @option("--resume", is_flag=True, help="Skip submissions whose saved report is valid.")
 @option(
     "--shard",
@@ -150,6 +151,7 @@ def report(directories: tuple[Path, ...], course: Path | None, **options: Any) -
 @backend_option(api.CANDIDATE_BACKEND)
 @option("--seed", type=int, default=0, show_default=True)
 @jobs_option
+@limit_options
 @course_option
 def validate(course: Path | None, **options: Any) -> None:
     """Prove the checks: references and accepted solutions score full marks, starters and

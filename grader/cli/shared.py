@@ -69,6 +69,19 @@ jobs_option = click.option(
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
 
+def limit_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """--timeout and --memory-mb: the limits a grading person may set over the specs'."""
+    for option in (
+        click.option("--memory-mb", type=click.IntRange(min=256),
+                     help="Memory (MB) each submission's code may use, over what the worker "
+                     "needs to start (over the specs; local and docker backends)."),
+        click.option("--timeout", type=click.FloatRange(min=1),
+                     help="Seconds per problem (over the specs)."),
+    ):  # fmt: skip
+        f = option(f)
+    return f
+
+
 def backend_option(default: api.BackendName, own_code: bool = False) -> Decorator:
     """--backend; with `own_code` (a candidate's check of their own code), fork is offered."""
     chosen = [b.value for b in api.BackendName if own_code or b is not api.BackendName.fork]

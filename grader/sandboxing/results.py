@@ -7,6 +7,7 @@ protocol is defined), field for field; `tests/test_protocol.py` holds them toget
 from __future__ import annotations
 
 import hmac
+import re
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +45,12 @@ DTYPES = {
 DEVICES = {"cpu", "cuda", "meta", "mps", "xpu", "hpu", "mtia", "xla", "privateuseone"}
 NO_FILES: Mapping[str, int] = MappingProxyType({})
 REFUSED = "the grader's refusal of a forbidden call"  # a `Refused` raised by the guard
+GPU_ASKED = re.compile(r"cuda|nvidia|\bgpus?\b", re.IGNORECASE)
+"""An error's message that says the code asked for a GPU (torch's, without a CUDA device)."""
+ON_CPU = (
+    "; grading runs on the CPU, where your code sees no GPU: put tensors on the input's device "
+    "(x.device), never 'cuda'"
+)
 
 
 def one_of(names: Collection[str], what: str) -> AfterValidator:
@@ -86,7 +93,8 @@ class ErrorInfo(Strict):
             kind, said = REFUSED, f" ({message.removesuffix(REFUSAL)})"
         else:
             kind, said = own_type(self.type, "an exception"), f": {message}"
-        return kind + own(said, "") + self.place(files) + own(code, "")
+        on_cpu = ON_CPU if GPU_ASKED.search(self.message) else ""
+        return kind + own(said, "") + self.place(files) + own(code, "") + on_cpu
 
     def place(self, files: Mapping[str, int]) -> str:
         """` at file:line` of the last frame: to the candidate, only a line of one of `files`."""

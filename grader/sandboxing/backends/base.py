@@ -21,7 +21,12 @@ class ProblemLimits(Strict):
 
     problem_seconds: float = Field(30.0, gt=0, description="Wall clock for one problem.")
     cpu_seconds: int = Field(120, gt=0)
-    memory_mb: int = Field(3072, gt=0, description="Address space (local) or memory (docker).")
+    memory_mb: int = Field(
+        3072,
+        gt=0,
+        description="Memory the candidate's code may use: the container's (docker), or address "
+        "space over what the worker maps once torch is imported (local).",
+    )
     file_size_mb: int = Field(64, gt=0, description="Largest file the worker may write.")
     output_mb: int = Field(128, gt=0, description="Size cap of the output directory.")
     tmpfs_mb: int = Field(64, gt=0)

@@ -62,11 +62,11 @@ def process_count(uid: int) -> int:
 
 
 def rlimits(limits: Limits, processes: int) -> dict[str, int]:
-    """The worker's rlimits, inherited by every process it starts (`launch.py` settings)."""
+    """The worker's rlimits, inherited by every process it starts (`launch.py` settings). Its
+    address space is capped by the worker itself, once torch is imported (`--memory-mb`)."""
     mb = 1 << 20
     return {
         "RLIMIT_CPU": limits.cpu_seconds,
-        "RLIMIT_AS": limits.memory_mb * mb,
         "RLIMIT_FSIZE": limits.file_size_mb * mb,
         "RLIMIT_NPROC": processes,
         "RLIMIT_CORE": 0,
@@ -262,6 +262,8 @@ class LocalBackend:
             str(submission_dir),
             "--out",
             str(out_dir),
+            "--memory-mb",
+            str(limits.memory_mb),
         ]
         processes = process_count(os.getuid() if user is None else user.pw_uid) + limits.pids
         submission_dir.mkdir(parents=True, exist_ok=True)
