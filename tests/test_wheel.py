@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -116,3 +117,44 @@ def test_the_wheel_runs_on_python_3_10_and_says_when_torch_is_missing(
     assert refused.returncode == 2, refused.stderr
     assert "PyTorch is not installed" in refused.stderr
     assert "Traceback" not in refused.stderr
+
+
+OWN_TYPE_VARIABLE = """\
+from typing_extensions import TypeVar
+
+Scalar = TypeVar("Scalar", default=float)  # typing_extensions reads its caller's frame here
+
+"""
+
+
+@pytest.mark.parametrize("layout", ["target", "user"])
+def test_the_wheel_grades_where_pip_puts_it_outside_site_packages(
+    tmp_path: Path, wheel: Path, layout: str
+) -> None:
+    """`pip install --target T` with PYTHONPATH=T, and `pip install --user`: the code that was
+    there before the candidate's is the libraries', wherever it is installed. typing_extensions
+    beside the wheel read a frame for the candidate's TypeVar, and was refused as their own."""
+    env = clean_env()
+    if layout == "target":
+        target = tmp_path / "T"
+        sh([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target),
+            str(wheel), "typing_extensions"], tmp_path, env)  # fmt: skip
+        env["PYTHONPATH"] = str(target)
+        found = target
+    else:
+        env["PYTHONUSERBASE"] = str(tmp_path / "user")
+        sh([sys.executable, "-m", "pip", "install", "-q", "--user", "--no-deps", str(wheel)],
+           tmp_path, env)  # fmt: skip
+        found = tmp_path / "user"
+    batch = tmp_path / "batch"
+    shutil.copytree(ROOT / "submissions" / "complete", batch / "complete")
+    shutil.copytree(ROOT / "submissions" / "complete", batch / "typed")
+    typed = batch / "typed" / "split_heads.py"
+    typed.write_text(OWN_TYPE_VARIABLE + typed.read_text())
+    grader = [sys.executable, "-c", "from grader.cli.main import main; main()"]
+    where = sh([sys.executable, "-c", "import grader; print(grader.__file__)"], tmp_path, env)
+    assert Path(where.strip()).is_relative_to(found), where
+    sh([*grader, "grade", str(batch), "--backend", "local", "--out", "out"], tmp_path, env)
+    for name in ("complete", "typed"):
+        report = json.loads((tmp_path / "out" / f"{name}.json").read_text())
+        assert report["total"] == report["max_total"] == 180, (name, report["problems"])
