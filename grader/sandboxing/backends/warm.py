@@ -36,18 +36,16 @@ from grader.sandboxing.backends.base import (
 from grader.sandboxing.backends.docker import (
     EXIT_SECONDS,
     IN_IMAGE,
-    MIB,
     STARTUP_GRACE_SECONDS,
     SandboxImage,
     container_state,
-    extract,
     hardened_options,
     make_readable,
     start_container,
-    stdout_cap,
     wait_exit,
 )
 from grader.sandboxing.backends.streams import Streams
+from grader.sandboxing.backends.tarred import MIB, extract, stdout_cap
 from grader.sandboxing.engine import DockerError, remove_containers
 from grader.sandboxing.protocol import encode_submission, read_end
 from grader.sandboxing.staging import MAX_TOTAL_BYTES
