@@ -7,6 +7,7 @@ import json
 import os
 import pwd
 import resource
+import shutil
 import signal
 import stat
 import subprocess
@@ -568,3 +569,43 @@ def test_code_that_asks_for_a_gpu_is_told_grading_runs_on_the_cpu(
     raised = [c for c in view.problem("split_heads").checks if "the call raised" in c.message]
     assert raised
     assert all("grading runs on the CPU" in c.message for c in raised)
+
+
+MARKER_ATTACK = """\
+import json
+import os
+from pathlib import Path
+
+out = Path(os.readlink("/proc/self/fd/1")).parent.parent  # the worker's out folder
+for marker in out.glob("*/started"):
+    marker.unlink()  # every problem: "the worker failed before running any candidate code"
+for record in out.glob("*/exit.json"):  # an earlier problem's: "timeout"
+    record.write_text(json.dumps(dict(exit_code=None, signal=None, timed_out=True, seconds=30)))
+Path({mark!r}).write_text(str(sorted(p.name for p in out.iterdir())))
+"""
+
+
+def test_markers_and_exit_records_come_from_the_workers_own_stream(
+    tmp_path: Path, catalog: Catalog
+) -> None:
+    """The last problem's code deletes every problem's `started` marker and rewrites an earlier
+    problem's `exit.json`: on the local backend (Gradescope's and Classroom 50's, as another
+    account) they are files the candidate's account can write, and every problem became a grader
+    error (no score at all on those platforms). The worker now sends each file down its own
+    stream as it is final, and the host reads only the stream: the attack changes nothing."""
+    mark = tmp_path / "attacked"
+    attacker, control = tmp_path / "attacker", tmp_path / "control"
+    for folder in (attacker, control):
+        folder.mkdir()
+        shutil.copy(REFERENCES_DIR / "self_attention.py", folder / "self_attention.py")
+        (folder / "split_heads.py").write_text(SPLIT_HEADS)
+    split_heads = attacker / "split_heads.py"
+    split_heads.write_text(MARKER_ATTACK.format(mark=str(mark)) + SPLIT_HEADS)
+    problems = [catalog.problems[p] for p in ("self_attention", "split_heads")]
+    with Grader(catalog, problems, LocalBackend(), 0) as grader:
+        reports = grader.grade_many([attacker, control], jobs=2)
+    assert mark.is_file()  # the attack ran, in the last problem
+    for report in reports:
+        assert not report.grader_fault
+        for problem in report.problems:
+            assert problem.score == problem.max_score, (report.submission, problem.message)

@@ -8,6 +8,8 @@ code, for tests, and where no Docker engine runs; grade untrusted code with `--b
 Given a `user` (the grader running as root, e.g. in a Gradescope container), the worker runs
 as that unprivileged account: it cannot read or write what only root can, and every process
 the account left is killed after each run (so runs as one account go one at a time).
+The worker's results come as its own result stream (`--emit-tar`) into a file the host opened
+before it started: the markers and exit records in the account's folders are never read.
 
 The worker starts through `launch.py`, which sets the rlimits and then drops to the account
 in the child itself, before the worker's first instruction: no limit is set from outside.
@@ -46,6 +48,7 @@ from grader.sandboxing.backends.base import (
     WorkerRun,
     feed,
 )
+from grader.sandboxing.backends.tarred import extract, stdout_cap
 from grader.sandboxing.capped import read_capped, read_log
 from grader.sandboxing.paths import WORKER_FILE
 
@@ -264,13 +267,14 @@ class LocalBackend:
             str(out_dir),
             "--memory-mb",
             str(limits.memory_mb),
+            "--emit-tar",
         ]
         processes = process_count(os.getuid() if user is None else user.pw_uid) + limits.pids
         submission_dir.mkdir(parents=True, exist_ok=True)
         out_dir.mkdir(parents=True, exist_ok=True)
         if user is not None:
             hand_over([submission_dir], [out_dir, worker_home], user)
-        with (home / "stdout").open("wb") as out, (home / "stderr").open("wb") as err:
+        with (home / "stream").open("wb") as out, (home / "stderr").open("wb") as err:
             proc = subprocess.Popen(
                 launched(worker, rlimits(limits, processes), user),
                 stdin=subprocess.PIPE,
@@ -295,15 +299,20 @@ class LocalBackend:
             end(started)
             if self.user is not None:  # no process of the account's left to change the copy
                 sweep(self.user)
-        copy_results(started.out_dir, job.out_dir, job.outputs, limits.file_size_mb << 20)
-        return WorkerRun(
+        run = WorkerRun(
             exit_code=proc.returncode,
             timed_out=timed_out,
             wall_seconds=time.monotonic() - start,
-            stdout=read_log(started.home / "stdout", limits.log_bytes),
             stderr=read_log(started.home / "stderr", limits.log_bytes),
             fault=STOPPED if job.stop.is_set() else None,
         )
+        job.out_dir.mkdir(parents=True, exist_ok=True)
+        with (started.home / "stream").open("rb") as tar:
+            if os.fstat(tar.fileno()).st_size > stdout_cap(limits):
+                run.output_error = f"stdout exceeded {stdout_cap(limits)} bytes"
+            else:
+                extract(tar, job, run)
+        return run
 
 
 def copy_results(source: Path, dest: Path, names: frozenset[str], limit: int) -> None:
