@@ -38,6 +38,7 @@ from grader.verdict.checks.scope import Sources
 from grader.verdict.judge import judge_problem
 from grader.verdict.near import missing_file
 from grader.verdict.prepare import Prepared, prepare
+from sandbox.protocol import sealer
 
 
 def scratch_root() -> str | None:
@@ -177,7 +178,7 @@ class Grader:
             sources = Sources(staged.sources)
             scopes = {p.spec.id: [f.path for f in sources.scope(p.spec.entry)] for p in attempted}
             run = self.run_worker(attempted, staged.path, scratch, slot, scopes)
-            reports = self.judge(attempted, run, scratch / "out", sources)
+            reports = self.judge(attempted, run, scratch, sources)
         problems = [reports.get(p.spec.id) or self.not_attempted(p, staged) for p in self.problems]
         notes = list(staged.notes)
         if run is not None and run.oom_killed:
@@ -199,7 +200,7 @@ class Grader:
         ids = [p.spec.id for p in attempted]
         job = WorkerJob(
             submission_dir=staged,
-            job=encode_job((self.parts[i] for i in ids), scopes),
+            job=encode_job((self.parts[i] for i in ids), scopes, scratch.name),
             out_dir=scratch / "out",
             limits=batch_limits([p.spec.limits for p in attempted], self.overrides),
             outputs=result_names(ids),
@@ -211,8 +212,11 @@ class Grader:
             slot.release()  # judging this one overlaps the next one's run
 
     def judge(
-        self, attempted: list[Problem], run: WorkerRun, out: Path, sources: Sources
+        self, attempted: list[Problem], run: WorkerRun, scratch: Path, sources: Sources
     ) -> dict[str, ProblemReport]:
+        """Each attempted problem's report from what the run left in `scratch`/out, its records
+        sealed for this run (named as `scratch` is) and no other."""
+        out = scratch / "out"
         if run.fault is not None:
             return {p.spec.id: self.fault(p, f"sandbox failure: {run.fault}") for p in attempted}
         # a local or forked worker is this package's own: its worker.json, in a folder the
@@ -230,7 +234,7 @@ class Grader:
                 out,
                 p.spec.id,
                 self.prepared[p.spec.id].plan.probes,
-                self.prepared[p.spec.id].plan.seal,
+                sealer(self.prepared[p.spec.id].plan.key, p.spec.id, scratch.name),
             )
             for p in attempted
         }

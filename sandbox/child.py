@@ -46,7 +46,7 @@ def run_problem(
     the policy guard is armed (`files`: the submission as handed in, None if read-only)."""
     part = parts[0]
     problem, inputs = load_part(part.fd)
-    seal = sealer(bytes.fromhex(problem["key"]), part.id)
+    seal = sealer(bytes.fromhex(problem["key"]), part.id, part.job)
     problem["key"] = ""
     for fd in (*inherited, *(p.fd for p in parts)):
         os.close(fd)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, TypedDict, final
 
-PROTOCOL_VERSION = 8
+PROTOCOL_VERSION = 9
 RESULTS_FILE = "results.bin"
 RECORD_LENGTH = struct.Struct("<Q")
 MAX_INDEX_BYTES = 1 << 20
@@ -44,6 +44,7 @@ class IndexEntry(TypedDict):
 
 class JobIndex(TypedDict):
     version: int  # PROTOCOL_VERSION: a worker refuses a job of any other
+    job: str  # this run of this submission's: its records' seals hold for it alone
     problems: list[IndexEntry]
 
 
@@ -312,12 +313,14 @@ Seal = Callable[[str, bytes], bytes]
 SEAL_BYTES = 32
 
 
-def sealer(key: bytes, problem: str) -> Seal:
-    """The seal of `problem`'s records: only a holder of the key (the worker's code, the host)
-    makes one, so a record the candidate's code wrote or rewrote is known for what it is."""
+def sealer(key: bytes, problem: str, job: str) -> Seal:
+    """The seal of `problem`'s records in one `job` (a run of one submission): only a holder of
+    the key (the worker's code, the host) makes one, so a record the candidate's code wrote or
+    rewrote, or brought from another submission's run, is known for what it is."""
 
     def seal(label: str, data: bytes) -> bytes:
-        return hmac.new(key, f"{problem}/{label}\0".encode() + data, hashlib.sha256).digest()
+        named = f"{job}\0{problem}/{label}\0".encode()
+        return hmac.new(key, named + data, hashlib.sha256).digest()
 
     return seal
 

@@ -28,13 +28,14 @@ from sandbox.protocol import (
 
 
 class Part(NamedTuple):
-    """One problem of the job: its id, its timeout, the memory file holding its part, and the
-    submission's files it may run."""
+    """One problem of the job: its id, its timeout, the memory file holding its part, the
+    submission's files it may run, and the job's own name (which its seals hold for)."""
 
     id: str
     timeout: float
     fd: int
     scope: list[str]
+    job: str
 
 
 def read_job(fd: int) -> list[Part]:
@@ -52,6 +53,7 @@ def read_job(fd: int) -> list[Part]:
             float(p["timeout"]),
             splice_to_memory(fd, int(p["size"]), p["id"]),
             [str(name) for name in p["scope"]],
+            str(index["job"]),
         )
         for p in index["problems"]
     ]

@@ -30,6 +30,7 @@ from grader.sandboxing.backends import launch
 from grader.sandboxing.backends.base import LimitOverrides, WorkerJob, WorkerRun, batch_limits
 from grader.sandboxing.backends.local import LocalBackend, NoSuchAccount, Started, copy_results
 from grader.specs.paths import REFERENCES_DIR
+from sandbox.protocol import RESULTS_FILE
 from tests.test_hostile import leftover_processes
 
 
@@ -609,3 +610,51 @@ def test_markers_and_exit_records_come_from_the_workers_own_stream(
         assert not report.grader_fault
         for problem in report.problems:
             assert problem.score == problem.max_score, (report.submission, problem.message)
+
+
+REPLAY = """\
+import os
+import shutil
+from pathlib import Path
+
+folder = Path(os.readlink("/proc/self/fd/1")).parent  # this problem's out folder
+for name in ("import.json", "results.bin"):
+    shutil.copyfile(Path({harvest!r}) / name, folder / name)
+
+
+def split_heads(x, num_heads):
+    os._exit(0)  # no record of its own after the replayed ones
+
+
+def merge_heads(x):
+    os._exit(0)
+"""
+
+
+def test_records_sealed_for_one_submission_are_refused_for_another(
+    tmp_path: Path, catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A submission hands in the sealed records of another's run in the same batch (its own
+    correct one, graded first): they were sealed for that run alone, so they count for nothing
+    here. The seals bound a problem, not a submission: the replay scored 13/13 with no
+    split_heads at all."""
+    harvest, correct, replayer = tmp_path / "harvest", tmp_path / "correct", tmp_path / "replay"
+    for folder in (harvest, correct, replayer):
+        folder.mkdir()
+    (correct / "split_heads.py").write_text(SPLIT_HEADS)
+    (replayer / "split_heads.py").write_text(REPLAY.format(harvest=str(harvest)))
+    judge = Grader.judge
+
+    def harvesting(grader: Grader, attempted: Any, run: Any, scratch: Path, sources: Any) -> Any:
+        if not (harvest / RESULTS_FILE).exists():
+            for name in ("import.json", RESULTS_FILE):
+                shutil.copyfile(scratch / "out" / "split_heads" / name, harvest / name)
+        return judge(grader, attempted, run, scratch, sources)
+
+    monkeypatch.setattr(Grader, "judge", harvesting)
+    with Grader(catalog, [catalog.problems["split_heads"]], LocalBackend(), 0) as grader:
+        first, control, replayed = (grader.grade(f) for f in (correct, correct, replayer))
+    assert first.total == control.total == first.max_total
+    problem = replayed.problem("split_heads")
+    assert problem.score < problem.max_score
+    assert "not sealed by the grader's worker" in problem.message

@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import threading
@@ -70,7 +71,7 @@ def piped(stream: bytes) -> Iterator[int]:
 
 def test_each_problem_arrives_in_a_memory_file_of_its_own() -> None:
     tensors = {"a": {"a/x": torch.arange(3.0)}, "b": {"b/x": torch.ones(2, 2)}}
-    stream = encode_job((problem_part(n, 7, problem(n), tensors[n]) for n in ("a", "b")), {})
+    stream = encode_job((problem_part(n, 7, problem(n), tensors[n]) for n in ("a", "b")), {}, "job")
     with piped(stream) as read:
         parts = read_job(read)
     assert [(p.id, p.timeout) for p in parts] == [("a", 7.0), ("b", 7.0)]
@@ -83,7 +84,7 @@ def test_each_problem_arrives_in_a_memory_file_of_its_own() -> None:
 
 
 def test_a_short_job_stream_is_refused() -> None:
-    stream = encode_job([problem_part("a", 7, problem("a"), {"a/x": torch.zeros(4)})], {})
+    stream = encode_job([problem_part("a", 7, problem("a"), {"a/x": torch.zeros(4)})], {}, "job")
     read, write = os.pipe()
     os.write(write, stream[:-3])
     os.close(write)
@@ -102,11 +103,13 @@ def test_result_names_are_the_protocols_only() -> None:
 
 
 def test_a_job_of_another_version_is_refused() -> None:
-    stream = encode_job([problem_part("a", 7, problem("a"), {"a/x": torch.zeros(4)})], {})
-    ours = f'"version": {PROTOCOL_VERSION}'.encode()
-    assert ours in stream
+    stream = encode_job([problem_part("a", 7, problem("a"), {"a/x": torch.zeros(4)})], {}, "job")
+    (size,) = struct.unpack("<Q", stream[:8])
+    index = json.loads(stream[8 : 8 + size])
+    assert index["version"] == PROTOCOL_VERSION
+    other = json.dumps({**index, "version": PROTOCOL_VERSION + 1}).encode()
     read, write = os.pipe()
-    os.write(write, stream.replace(ours, f'"version": {PROTOCOL_VERSION + 1}'.encode(), 1))
+    os.write(write, struct.pack("<Q", len(other)) + other + stream[8 + size :])
     os.close(write)
     with pytest.raises(ValueError, match=f"job of protocol {PROTOCOL_VERSION + 1}, worker"):
         read_job(read)
@@ -165,7 +168,7 @@ def test_a_warm_workers_submission_arrives_whole(tmp_path: Path) -> None:
     (source / "a.py").write_text("x = 1\n")
     (source / "pkg" / "b.py").write_bytes(b"\x00" * 70_000)
     (source / "link.py").symlink_to(source / "a.py")
-    job = encode_job([problem_part("a", 7, problem("a"), {"a/x": torch.zeros(4)})], {})
+    job = encode_job([problem_part("a", 7, problem("a"), {"a/x": torch.zeros(4)})], {}, "job")
     with piped(encode_submission(source, 12.5, job)) as read:
         submission = read_submission(read)
         parts = read_job(read)
@@ -225,7 +228,7 @@ def test_a_record_holds_the_tensors_as_safetensors_saves_them(tmp_path: Path) ->
         "calls": [],
         "policy": [],
     }
-    seal = sealer(b"k" * 32, "prob")
+    seal = sealer(b"k" * 32, "prob", "job")
     for index, probe in enumerate(("p0", "p1")):
         record: ProbeData = {**data, "id": probe}
         append_record(tmp_path / "results.bin", record, tensors, seal, index)

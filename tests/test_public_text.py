@@ -45,7 +45,7 @@ from grader.specs.problem import Visibility
 from grader.verdict.checks.scope import Sources
 from grader.verdict.judge import judge_problem
 from grader.verdict.prepare import Prepared, prepare
-from sandbox.protocol import RESULTS_FILE, Probe
+from sandbox.protocol import RESULTS_FILE, Probe, sealer
 from tests.conftest import ROOT
 from tests.reports import submission
 from tests.test_results import record
@@ -80,14 +80,15 @@ def read_forged(prepared: Prepared, edit: Edit, root: Path) -> ProblemRun:
     problem = prepared.problem.spec.id
     (root / problem).mkdir()
     records: list[bytes] = []
+    seal = sealer(prepared.plan.key, problem, "job")
     for probe_id, reference in prepared.reference.items():
         data = reference.data.model_dump(mode="json")
         tensors = {key: value.contiguous() for key, value in reference.tensors.items()}
         edit(data, tensors, prepared.plan.probes[probe_id])
-        sealed = record(json.dumps(data), save(tensors), len(records), prepared.plan.seal)
+        sealed = record(json.dumps(data), save(tensors), len(records), seal)
         records.append(sealed)
     (root / problem / RESULTS_FILE).write_bytes(b"".join(records))
-    run = read_problem(root, problem, prepared.plan.probes, prepared.plan.seal)
+    run = read_problem(root, problem, prepared.plan.probes, seal)
     run.exit, run.started, run.imported = ENDED, True, True
     return run
 

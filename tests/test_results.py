@@ -46,7 +46,7 @@ EMPTY = save({})
 
 
 KEY = bytes(range(32))
-SEAL = sealer(KEY, "prob")
+SEAL = sealer(KEY, "prob", "job")
 
 
 def record(body: str | bytes, tensors: bytes = EMPTY, index: int = 0, seal: Seal = SEAL) -> bytes:

@@ -67,15 +67,16 @@ def problem_part(
     return ProblemPart(problem, float(timeout), data)
 
 
-def encode_job(parts: Iterable[ProblemPart], scopes: Mapping[str, list[str]]) -> bytes:
+def encode_job(parts: Iterable[ProblemPart], scopes: Mapping[str, list[str]], job: str) -> bytes:
     """The job stream for these problems, in this order; `scopes`: each problem's files of the
-    submission (its entry file and what it imports), the only ones its child may run."""
+    submission (its entry file and what it imports), the only ones its child may run; `job`:
+    this run's own name, which every record's seal holds for."""
     parts = list(parts)
     problems: list[IndexEntry] = [
         {"id": p.id, "timeout": p.timeout, "size": len(p.data), "scope": scopes.get(p.id, [])}
         for p in parts
     ]
-    index: JobIndex = {"version": PROTOCOL_VERSION, "problems": problems}
+    index: JobIndex = {"version": PROTOCOL_VERSION, "job": job, "problems": problems}
     encoded = json.dumps(index).encode()
     return b"".join([struct.pack("<Q", len(encoded)), encoded, *(p.data for p in parts)])
 

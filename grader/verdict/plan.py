@@ -27,7 +27,6 @@ from sandbox.protocol import (
     StubArgument,
     TensorArgument,
     family_of,
-    sealer,
 )
 
 Dtype = Literal["float32", "float64"]
@@ -58,7 +57,6 @@ class Plan:
         self.tensors: dict[str, torch.Tensor] = source.inputs(spec.id)
         self.probes: dict[str, Probe] = {}
         self.key = secrets.token_bytes(32)  # seals the problem's records in the sandbox
-        self.seal = sealer(self.key, spec.id)
         self._by_content: dict[str, str] = {}
         self.used: set[str] = set()  # the configs whose inputs or weights a probe asked for
 

@@ -473,7 +473,9 @@ def real_worker_job(root: Path, entry_source: str, limits: Limits) -> WorkerJob:
     sub_dir.mkdir()
     (sub_dir / "p.py").write_text(entry_source)
     problem: ProblemJob = {"entry": "p.py", "probes": [], "refuse": [], "key": "00" * 32}
-    job = encode_job([problem_part("p", 3, problem, {"unused": torch.zeros(1)})], {"p": ["p.py"]})
+    job = encode_job(
+        [problem_part("p", 3, problem, {"unused": torch.zeros(1)})], {"p": ["p.py"]}, "job"
+    )
     return WorkerJob(sub_dir, job, root / "out", limits, result_names(["p"]))
 
 
