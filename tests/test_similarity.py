@@ -20,6 +20,7 @@ from grader.reports.similarity import (
     SimilarPair,
 )
 from grader.resume import stale_warning
+from grader.similarity.document import MAX_MODULES
 from grader.similarity.scoring import score_pairs
 from tests.class_reports import realistic_class
 from tests.fakes import FakeBackend
@@ -290,3 +291,22 @@ def test_identical_documents_score_below_1_where_they_are_like_the_course_s_code
     (pair, *_) = score_pairs([same, dict(same), other], expected)
     assert (pair.a, pair.b) == (0, 1)
     assert pair.score == 1 if not expected else 0.8 < pair.score < 1
+
+
+@pytest.mark.parametrize("empty", [19, 70])
+def test_modules_a_problem_imports_are_compared_or_named(empty: int, tmp_path: Path) -> None:
+    """A verbatim copy moved into a module imported through a chain of empty ones: after 19 it
+    was never compared and nothing said so. Now 19 are read through and the copy is flagged;
+    past the modules compared for one problem, those not compared are named in the notes."""
+    students = honest_class()
+    hidden = {f"pad{i}.py": f"from pad{i + 1} import *\n" for i in range(empty)}
+    hidden[f"pad{empty}.py"] = students["compact"]["multi_head_attention.py"]
+    students["hidden"] = {"multi_head_attention.py": "from pad0 import *\n", **hidden}
+    result = api.similarity(write_class(students, tmp_path), problems=["multi_head_attention"])
+    pairs = [p for p in result.pairs if {p.a, p.b} == {"hidden", "compact"}]
+    notes = "\n".join(result.notes)
+    if empty < MAX_MODULES:
+        assert pairs and pairs[0].flagged, pairs
+        assert "not compared" not in notes
+    else:
+        assert "hidden: multi_head_attention: " in notes and "not compared" in notes, notes

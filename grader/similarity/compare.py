@@ -18,7 +18,7 @@ from grader.reports.similarity import (
     Similarity,
     SimilarPair,
 )
-from grader.similarity.document import Document, problem_document
+from grader.similarity.document import MAX_MODULES, Document, problem_document
 from grader.similarity.fingerprints import Fingerprints, K, fingerprints
 from grader.similarity.normalize import contract
 from grader.similarity.reading import Candidate, read_class
@@ -50,9 +50,10 @@ def course_document(path: Path, attributes: frozenset[str]) -> Document:
 
 
 def compare_problem(
-    problem: Problem, candidates: Sequence[Candidate]
+    problem: Problem, candidates: Sequence[Candidate], notes: list[str]
 ) -> list[tuple[Scored, Entry, Entry]]:
-    """The pairs of the submissions that hand in the problem's entry file, most similar first."""
+    """The pairs of the submissions that hand in the problem's entry file, most similar first;
+    the modules a submission's file imports that were not compared go to `notes`."""
     entry = problem.spec.entry
     attributes = contract(problem.starter)
     starter = problem_document("starter.py", {"starter.py": problem.starter}, attributes)
@@ -64,6 +65,12 @@ def compare_problem(
     for one in candidates:
         if entry in one.sources:
             document = problem_document(entry, one.sources, attributes, problem.spec.symbols)
+            if document.unread:
+                notes.append(
+                    f"{one.name}: {problem.spec.id}: {len(document.unread)} module(s) of those "
+                    f"{entry} imports not compared (past the {MAX_MODULES} modules compared for "
+                    f"one problem): {', '.join(document.unread[:10])}"
+                )
             entries.append(Entry(one, document, fingerprints(document.text, boilerplate)))
     scored = score_pairs([e.prints for e in entries], expected)
     return [(s, entries[s.a], entries[s.b]) for s in scored]
@@ -100,7 +107,7 @@ def compare_class(path: Path, catalog: Catalog, problems: Sequence[str] = ()) ->
     compared = []
     outlying: Counter[frozenset[str]] = Counter()
     for problem in catalog.select(list(problems)):
-        ranked = compare_problem(problem, candidates)
+        ranked = compare_problem(problem, candidates, result.notes)
         compared.append((problem, ranked))
         handed_in = sum(problem.spec.entry in c.sources for c in candidates)
         if 2 <= handed_in < FLAG_CLASS:

@@ -15,8 +15,9 @@ from functools import lru_cache
 from grader.similarity.inlining import inline_helpers
 from grader.similarity.normalize import assigned_attributes, canonical
 
-MAX_MODULES = 20
-"""Modules of a submission inlined into one problem's document at most."""
+MAX_MODULES = 64
+"""Modules of a submission inlined into one problem's document at most: those past it are
+named in the similarity report's notes, never passed over in silence."""
 BLANK = re.compile(r"\s+")
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 COMMENT = re.compile(r"#.*")
@@ -39,6 +40,7 @@ class Document:
     lines: list[Line]
     text: str = ""
     starts: list[int] = field(default_factory=list)  # each line's offset in `text`
+    unread: list[str] = field(default_factory=list)  # modules imported, past `MAX_MODULES`
 
     def __post_init__(self) -> None:
         offset = 0
@@ -143,9 +145,10 @@ def module_file(module: str, sources: Mapping[str, str]) -> str | None:
     return None
 
 
-def unit(entry: str, sources: Mapping[str, str]) -> dict[str, ast.Module | None]:
+def unit(entry: str, sources: Mapping[str, str]) -> tuple[dict[str, ast.Module | None], list[str]]:
     """The entry file and each module of the submission it imports (at any depth, each once),
-    parsed: None for those that do not parse."""
+    parsed (None for those that do not parse), as far as `MAX_MODULES`; and the files of the
+    modules found imported past it, unread."""
     found: dict[str, ast.Module | None] = {}
     todo = [entry]
     while todo and len(found) < MAX_MODULES:
@@ -159,7 +162,7 @@ def unit(entry: str, sources: Mapping[str, str]) -> dict[str, ast.Module | None]
             name = module_file(module, sources)
             if name is not None and name not in found and name not in todo:
                 todo.append(name)
-    return found
+    return found, todo
 
 
 def referenced(nodes: list[ast.stmt]) -> set[str]:
@@ -226,12 +229,12 @@ def problem_document(
     """The document of the problem whose entry file is `entry` (which defines `symbols`): that
     file, then what it uses of the submission's modules it imports, helpers inlined where they
     are called, in canonical lines; a file that does not parse, as it is."""
-    files = unit(entry, sources)
+    files, unread = unit(entry, sources)
     parsed = {file: tree for file, tree in files.items() if tree is not None}
     if entry not in parsed:
         return Document(plain_lines(sources[entry], entry))
     try:
-        return Document(canonical_lines(entry, parsed, sources, contract, symbols))
+        return Document(canonical_lines(entry, parsed, sources, contract, symbols), unread=unread)
     except RecursionError:  # code nested too deep for a walk of ours: compared as it is
         return Document(plain_lines(sources[entry], entry))
 
