@@ -25,7 +25,7 @@ from grader.grade import Grader
 from grader.reports.models import ProblemReport, Student, SubmissionReport
 from grader.sandboxing.backends import launch
 from grader.sandboxing.backends.base import WorkerJob, WorkerRun, batch_limits
-from grader.sandboxing.backends.local import LocalBackend, NoSuchAccount, Started, copy_results
+from grader.sandboxing.backends.local import LocalBackend, NoSuchAccount, Started
 from grader.specs.paths import REFERENCES_DIR
 from tests.test_hostile import leftover_processes
 
@@ -318,28 +318,6 @@ def test_a_worker_started_ahead_that_ended_before_its_job_is_replaced(
     assert not ready.home.exists()
 
 
-def test_results_are_copied_from_a_worker_started_ahead_through_no_link(tmp_path: Path) -> None:
-    """Only the names the host may read, as regular files within the cap: a link (to a file or
-    a folder, or a hard link), a FIFO or an oversized file left by the candidate's code is not
-    copied."""
-    out, dest = tmp_path / "out", tmp_path / "dest"
-    (out / "p").mkdir(parents=True)
-    (out / "p" / "ok.json").write_text("{}")
-    (out / "p" / "big.json").write_bytes(b"x" * 100)
-    (out / "p" / "link.json").symlink_to("/etc/passwd")
-    os.mkfifo(out / "p" / "fifo.json")
-    (tmp_path / "other.json").write_text("{}")
-    os.link(tmp_path / "other.json", out / "p" / "hard.json")
-    (out / "q").symlink_to(out / "p", target_is_directory=True)
-    dest.mkdir()
-    names = frozenset(
-        {"p/ok.json", "p/big.json", "p/link.json", "p/fifo.json", "p/hard.json", "q/ok.json"}
-        | {"p/none.json"}
-    )
-    copy_results(out, dest, names, limit=10)
-    assert sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file()) == ["p/ok.json"]
-
-
 def test_check_ends_its_worker_started_ahead_when_grading_fails(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -465,14 +443,14 @@ open({mark!r}, "w").write("done")
 """
 
 
-def test_what_a_problem_leaves_in_its_out_folder_is_read_through_no_link(
+def test_what_a_problem_leaves_in_its_out_folder_is_never_read(
     tmp_path: Path, catalog: Catalog
 ) -> None:
     """A problem replaces its stdout with a FIFO (opened as it is, it would hold the grader for
     ever), its stderr with a link to a file of the grader's, and the worker's `worker.json`
-    with another protocol (a grader error for the whole submission): the worker's results are
-    copied out through no link, and a local worker's `worker.json` is not read. The attack
-    did all three; it gets its verdict, the control beside it full marks."""
+    with another protocol (a grader error for the whole submission): the worker's results come
+    on its stream, never read from that folder. The attack did all three; it gets its verdict,
+    the control beside it full marks."""
     secret, mark = tmp_path / "secret.txt", tmp_path / "attacked"
     secret.write_text("the grader's own file")
     attacker, control = tmp_path / "attacker", tmp_path / "control"

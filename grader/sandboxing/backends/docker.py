@@ -6,8 +6,8 @@ zero bytes). The submission is a read-only bind mount, made readable for the san
 10001) by adding read bits on the host if they lack them; the job arrives on stdin, through
 the engine's attach socket. The worker is PID 1 (no init process): it reaps every orphan, and
 no process of the container can signal it or open its /proc files. Results leave the
-container as a ustar stream on its stdout (the worker's `--emit-tar`), read with a byte cap and
-extracted by a strict reader of our own.
+container as a ustar stream on its stdout, read with a byte cap and extracted by a strict
+reader of our own.
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from grader.sandboxing.backends.base import (
     WorkerRun,
     feed,
 )
+from grader.sandboxing.backends.drain import MIB, extract, stdout_cap
 from grader.sandboxing.backends.streams import Streams
-from grader.sandboxing.capped import read_text_capped
 from grader.sandboxing.defaults import DEFAULT_TAG
 from grader.sandboxing.engine import (
     LABEL,
@@ -48,31 +48,20 @@ from grader.sandboxing.engine import (
     remove_containers,
 )
 from grader.sandboxing.image import ImageError, image_exists, image_facts
-from grader.sandboxing.ustar import UnsafeArchiveError, extract_results
 
-MIB = 1 << 20
 SANDBOX_UID = 10001
 STARTUP_GRACE_SECONDS = 5.0
 """Added to `Limits.wall_seconds` for creating and starting the container."""
 START_ATTEMPTS = 3
 SHM_MB = 8
-MAX_MEMBERS = 4096
-"""Most files accepted from one worker's output."""
-EXTRACT_SECONDS = 60.0
-"""Time allowed for reading the result stream, after the container ended."""
 EXIT_SECONDS = 30
 """Time allowed for a container to be gone once its streams ended or it was killed."""
 IN_IMAGE = ("python3", "-I", "/opt/worker/sandbox/__main__.py")
 """How the image runs the worker (the `sandbox` package, copied to /opt/worker)."""
 WORKER_COMMAND: tuple[str, ...] = (
     *IN_IMAGE,
-    "--submission", "/submission", "--out", "/out", "--emit-tar", "--clean-scratch",
+    "--submission", "/submission", "--out", "/out", "--clean-scratch",
 )  # fmt: skip
-
-
-def stdout_cap(limits: Limits) -> int:
-    """Bytes of stdout accepted: the output tmpfs plus tar headers for every member."""
-    return limits.output_mb * MIB + MAX_MEMBERS * 1024 + MIB
 
 
 def hardened_options(lim: Limits, name: str) -> dict[str, Any]:
@@ -285,7 +274,6 @@ class DockerBackend:
                     cleanup.unregister(name)
             run.environment = env
             if run.fault is None:  # what arrived before a timeout or a cut still counts
-                tar.seek(0)
                 extract(tar, job, run)
         return run
 
@@ -351,23 +339,3 @@ class DockerBackend:
                 return True
             drain.overflow.wait(0.05)
         return False
-
-
-def extract(tar: IO[bytes], job: WorkerJob, run: WorkerRun) -> None:
-    """Extract a result stream into `job.out_dir`; a rejected stream is noted in `run`."""
-    limits = job.limits
-    try:
-        extract_results(
-            tar,
-            job.out_dir,
-            job.outputs,
-            max_bytes=limits.output_mb * MIB,
-            max_file_bytes=limits.file_size_mb * MIB,
-            max_members=MAX_MEMBERS,
-            seconds=EXTRACT_SECONDS,
-        )
-    except UnsafeArchiveError as exc:
-        rejected = f"result stream rejected: {exc}"
-        run.output_error = f"{run.output_error}; {rejected}" if run.output_error else rejected
-        tar.seek(0)
-        run.stdout = read_text_capped(tar, limits.log_bytes)

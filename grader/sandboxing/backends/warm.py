@@ -36,17 +36,15 @@ from grader.sandboxing.backends.base import (
 from grader.sandboxing.backends.docker import (
     EXIT_SECONDS,
     IN_IMAGE,
-    MIB,
     STARTUP_GRACE_SECONDS,
     SandboxImage,
     container_state,
-    extract,
     hardened_options,
     make_readable,
     start_container,
-    stdout_cap,
     wait_exit,
 )
+from grader.sandboxing.backends.drain import MIB, extract, stdout_cap
 from grader.sandboxing.backends.streams import Streams
 from grader.sandboxing.engine import DockerError, remove_containers
 from grader.sandboxing.protocol import encode_submission, read_end
@@ -195,7 +193,6 @@ class WarmContainer:
             run.wall_seconds = time.monotonic() - start
             run.stderr = self.stderr.since(logged)
             if run.fault is None:
-                tar.seek(0)
                 extract(tar, job, run)
         return run
 
