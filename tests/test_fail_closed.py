@@ -279,3 +279,31 @@ def test_a_planned_file_the_file_system_refuses_is_left_out_with_why(
     assert staged.left_out == {"split_heads.py": "could not be staged (File exists)"}
     assert "split_heads.py: could not be staged (File exists); left out" in staged.notes
     assert (tmp_path / "staged" / "split_heads.py" / "inner.py").read_bytes() == b"x = 1\n"
+
+
+def test_names_that_read_alike_are_never_both_graded(tmp_path: Path) -> None:
+    """`Zoë` as one code point and as `o` with a combining diaeresis read as one name in every
+    output, `Alice` and `alice` share a report file where the file system ignores case: the
+    NFC `Zoë` is graded, the other left out with why, shown so that it reads otherwise; both
+    Alices are left out (neither is the canonical one); the control keeps full marks, and
+    every output holds one row per name."""
+    nfc, nfd = "Zo\u00eb", "Zoe\u0308"
+    batch = tmp_path / "class"
+    for name in ("complete", nfc, "Alice", "alice"):
+        shutil.copytree(COMPLETE, batch / name)
+    (batch / nfd).mkdir()
+    shutil.copyfile(SPLIT_HEADS, batch / nfd / "split_heads.py")
+    (batch / nfd / "split_heads.py").write_text("x = 1\n")  # a wrong one: its score differs
+    out = tmp_path / "reports"
+    code, text = run("grade", str(batch), "--out", str(out), *ONE_PROBLEM, "--format", "csv")
+    assert code == 0, text
+    assert "Skipped Zoe\\u0308: a name another submission's reads as: rename it" in text
+    for name in ("Alice", "alice"):
+        assert f"Skipped {name}: a name another submission's reads as: rename it" in text
+    assert set(gradebook(out)) == {"complete", nfc}
+    assert sorted(p.name for p in out.glob("*.json")) == sorted(
+        report_file(n) for n in ("complete", nfc)
+    )
+    kept = read_report(out / report_file(nfc))
+    assert kept.submission == nfc and kept.total == kept.max_total
+    assert text.count(nfc) == 1  # its one row of the table
