@@ -190,3 +190,32 @@ def test_markdown_makes_no_mention_or_link_of_candidate_text(
     assert "@\u2060octocat w\u2060ww.evil.example" in pages[1].read_text()
     release = (tmp_path / "one" / "classroom50" / "release-body.md").read_text()
     assert "HTTPS:\u2060//evil.example, W\u2060WW.evil.example" in release
+
+
+def test_every_command_prints_candidate_text_through_one_escaper(tmp_path: Path) -> None:
+    """A submission named with terminal escapes (`ESC[99F ESC[J` would move the cursor up and
+    wipe what `grader similarity` printed before it) beside the correct control and a copy of
+    it: `grader grade`'s table and warnings, `grader similarity`'s pairs and an error line
+    show each escape as text, and the control keeps full marks."""
+    batch = tmp_path / "class"
+    name = "mallory\x1b[99F\x1b[J"
+    for folder in ("control", "copy", name):
+        shutil.copytree(COMPLETE, batch / folder)
+    (batch / name / "SplitHeads.py").write_text("x = 1\n")  # a note names it
+    (batch / "split_heads.py\x1b[2J.zip").write_bytes(b"not a zip")  # a warning names it
+    out = tmp_path / "reports"
+    runner = CliRunner()
+    printed = []
+    for args in (
+        ["grade", str(batch), "--out", str(out), *ONE_PROBLEM],
+        ["similarity", str(batch), "--problem", "split_heads"],
+        ["report", str(batch / name)],
+    ):
+        result = runner.invoke(cli, args, catch_exceptions=False)
+        printed.append(result.output)
+        assert not any(c in result.output for c in ESCAPES), (args[0], result.output)
+    assert read_report(out / "control.json").total == read_report(out / "control.json").max_total
+    grade, compared, error = printed
+    assert "mallory\\u001b[99F\\u001b[J" in grade and "\\u001b[2J.zip" in grade
+    assert compared.count("mallory\\u001b[99F\\u001b[J") >= 2, compared  # its pairs
+    assert "mallory\\u001b[99F\\u001b[J" in error
