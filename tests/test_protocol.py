@@ -106,9 +106,9 @@ def test_a_job_of_another_version_is_refused() -> None:
     ours = f'"version": {PROTOCOL_VERSION}'.encode()
     assert ours in stream
     read, write = os.pipe()
-    os.write(write, stream.replace(ours, f'"version": {PROTOCOL_VERSION + 1}'.encode(), 1))
+    os.write(write, stream.replace(ours, f'"version": {PROTOCOL_VERSION - 1}'.encode(), 1))
     os.close(write)
-    with pytest.raises(ValueError, match=f"job of protocol {PROTOCOL_VERSION + 1}, worker"):
+    with pytest.raises(ValueError, match=f"job of protocol {PROTOCOL_VERSION - 1}, worker"):
         read_job(read)
     os.close(read)
 

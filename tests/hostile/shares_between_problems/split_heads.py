@@ -3,11 +3,14 @@ what the submission's other problem left (self_attention.py holds the same code)
 
 import hashlib
 import os
+import stat
 
 import torch
 
 MARK = "-".join(["INPUTS", "OF", "SPLIT", "HEADS"])  # no file holds it
 OTHER = "-".join(["INPUTS", "OF", "SELF", "ATTENTION"])
+
+KERNEL = {"/proc", "/sys", "/dev"}
 
 
 def own_folder():
@@ -25,26 +28,30 @@ def writable():
 
 def snoop():
     """Print what of the other problem this one finds: the out folder's entries, and every
-    readable file under those places and the cwd's parents that holds the other's mark."""
+    regular file under those places and the cwd's parents (not the kernel's /proc, /sys and
+    /dev, /dev/shm aside) that holds the other's mark."""
     out = os.path.dirname(own_folder())
     print("OUT HOLDS", sorted(os.listdir(out)))
     cwd = os.getcwd()
+    tops = [*writable(), "/dev/shm", os.path.dirname(cwd), os.path.dirname(os.path.dirname(cwd))]
     seen = 0
-    for top in dict.fromkeys(
-        [*writable(), os.path.dirname(cwd), os.path.dirname(os.path.dirname(cwd))]
-    ):
-        for folder, _, names in os.walk(top):
+    for top in dict.fromkeys(tops):
+        for folder, folders, names in os.walk(top):
+            folders[:] = [f for f in folders if os.path.join(folder, f) not in KERNEL]
             for name in names:
+                path = os.path.join(folder, name)
                 seen += 1
                 if seen > 5000:
                     return
                 try:
-                    with open(os.path.join(folder, name), "rb") as file:
+                    if not stat.S_ISREG(os.lstat(path).st_mode):
+                        continue
+                    with open(path, "rb") as file:
                         data = file.read(1 << 20)
                 except OSError:
                     continue
                 if OTHER.encode() in data:
-                    print("LEAKED", os.path.join(folder, name), data[:200])
+                    print("LEAKED", path, data[:200])
 
 
 def leave(x):
