@@ -10,6 +10,7 @@ import resource
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -467,3 +468,35 @@ def test_what_a_problem_leaves_in_its_out_folder_is_never_read(
     assert not reports[0].grader_fault, attacked.message
     assert attacked.score == attacked.max_score, attacked.message
     assert "grader's own file" not in reports[0].model_dump_json()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="switching accounts needs root")
+def test_a_worker_of_its_own_account_clears_only_that_accounts_entries() -> None:
+    """A folder every account writes (as /tmp): before each problem, a worker running as an
+    account of its own removes what that account left there (a file, a locked folder), and
+    nothing of another account's."""
+    from sandbox.folders import MAX_CLEANUP_ENTRIES, clear
+
+    with tempfile.TemporaryDirectory() as top:  # in /tmp: the account can reach it
+        shared = Path(top) / "shared"
+        shared.mkdir()
+        shared.chmod(0o1777)
+        Path(top).chmod(0o755)
+        (shared / "roots.txt").write_text("another account's")
+        nobody = pwd.getpwnam("nobody")
+        pid = os.fork()
+        if pid == 0:  # as the account: leave files, then clear
+            code = 1
+            try:
+                os.setgid(nobody.pw_gid)
+                os.setuid(nobody.pw_uid)
+                (shared / "left.txt").write_text("problem 1's inputs")
+                (shared / "locked" / "deep").mkdir(parents=True)
+                (shared / "locked" / "deep" / "x").write_text("y")
+                (shared / "locked").chmod(0)
+                clear(shared, MAX_CLEANUP_ENTRIES)
+                code = 0
+            finally:
+                os._exit(code)
+        assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+        assert sorted(p.name for p in shared.iterdir()) == ["roots.txt"]
