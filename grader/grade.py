@@ -219,8 +219,7 @@ class Grader:
         out = scratch / "out"
         if run.fault is not None:
             return {p.spec.id: self.fault(p, f"sandbox failure: {run.fault}") for p in attempted}
-        # a local or forked worker is this package's own: its worker.json, in a folder the
-        # candidate's code can write, tells nothing and is not read
+        # a local or forked worker is this package's own: its worker.json tells nothing new
         docker = self.backend.name is BackendName.docker
         try:
             worker = read_worker_report(out) if docker else None

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import re
+import unicodedata
 from pathlib import Path
 
 MAX_SLUG_BYTES = 80
@@ -34,6 +35,19 @@ def as_text(name: str) -> str:
     except UnicodeEncodeError:  # a lone surrogate that stands for no byte
         return name.encode("utf-8", "backslashreplace").decode("utf-8")
     return raw.decode("utf-8", "backslashreplace")
+
+
+def reading(name: str) -> str:
+    """What a submission's name reads as: its text (`as_text`) in one Unicode form (NFC) and
+    one case. Two names that read alike show as one in every output (`Zoë` as one code point
+    and as `o` with a combining diaeresis), or name one report file where the file system
+    ignores case (`Alice.json`, `alice.json`): never both graded."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", as_text(name)).casefold())
+
+
+def canonical(name: str) -> bool:
+    """Whether `name` is its own text in NFC: of names that read alike, the one that keeps it."""
+    return as_text(name) == name and unicodedata.is_normalized("NFC", name)
 
 
 def submission_name(path: Path) -> str:

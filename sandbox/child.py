@@ -13,17 +13,17 @@ from pathlib import Path
 
 import torch
 
-from sandbox.folders import (
-    MAX_CLEANUP_ENTRIES,
-    SCRATCH_ROOTS,
-    empty,
-    fresh_folder,
-    reclaim,
-    restore,
-)
+from sandbox.folders import MAX_CLEANUP_ENTRIES, clear, fresh_folder, reclaim, restore
 from sandbox.guard import GUARD
 from sandbox.probes import describe_error, run_probe
-from sandbox.processes import BASELINE, deny_exec, end_descendants, reset_inherited, wait_child
+from sandbox.processes import (
+    BASELINE,
+    deny_exec,
+    end_descendants,
+    remove_ipc,
+    reset_inherited,
+    wait_child,
+)
 from sandbox.protocol import (
     PROTOCOL_VERSION,
     RESULTS_FILE,
@@ -113,22 +113,29 @@ def run_submission(
     files: Files | None,
     out: Path,
     inherited: tuple[int, ...],
-    sink: PipeWriter | FrameWriter | None,
-    scratch: bool = False,
+    sink: PipeWriter | FrameWriter,
+    scratch: tuple[Path, ...] = (),
+    container: bool = False,
 ) -> None:
     """Run each problem of the job in a child of its own (which first closes the `inherited`
     descriptors), one after another, on the submission's `files` written anew (None: its
-    folder is read-only) in an emptied /tmp and /dev/shm with `scratch` (a warm container's),
-    and send each problem's files on `sink` as soon as its processes are gone, or leave them
-    without one."""
+    folder is read-only), and send each problem's files on `sink` as soon as its processes are
+    gone, then delete them. The problems share nothing but what the worker hands each: before
+    each, whatever the worker's account owns in `out` and in the `scratch` folders is removed
+    (in a `container`, System V IPC objects too); a problem whose folders cannot be cleared is
+    not run, nor any after it."""
     emitter = Emitter(out, sink)
     write_json(out / "worker.json", worker_report())
     emitter.send(out / "worker.json")
     for index, part in enumerate(parts):
-        if scratch:
-            for root in SCRATCH_ROOTS:  # what an earlier problem left (and the submission's copy)
-                with contextlib.suppress(OSError):  # left for the clean-up after the submission
-                    empty(root, MAX_CLEANUP_ENTRIES)
+        try:
+            out.chmod(0o700)
+            for root in (out, *scratch):  # what an earlier problem left (and the worker's own)
+                clear(root, MAX_CLEANUP_ENTRIES)
+        except OSError:  # too much to clear, or a mode it cannot undo: the rest is not run
+            break
+        if container:
+            remove_ipc()
         if files is not None:
             restore(Path(submission), files)
         folder = out / part.id

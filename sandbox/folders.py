@@ -10,7 +10,11 @@ from pathlib import Path
 from sandbox.protocol import Files
 
 SCRATCH_ROOTS = (Path("/tmp"), Path("/dev/shm"))
-"""Where a submission can write besides the output folder: emptied after each one."""
+"""Where a submission in a container can write besides the output folder: emptied before each
+of its problems and after it."""
+SHARED_ROOTS = (Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"))
+"""Where any account of a machine can write: a worker running as an account of its own clears
+its account's entries there before each problem."""
 SUBMISSION_DIR = Path("/tmp/submission")
 MAX_CLEANUP_ENTRIES = 100_000
 MAX_CLEANUP_DEPTH = 200
@@ -56,6 +60,23 @@ def restore(root: Path, files: Files) -> None:
         target.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
         target.write_bytes(data)
         target.chmod(0o644)
+
+
+def clear(root: Path, budget: int) -> None:
+    """Remove every entry of `root` that this process's account owns (in a folder every account
+    writes, as a machine's /tmp, only those; in a container's, all), each emptied within
+    `budget` entries (`LeftBehind` past it)."""
+    uid = os.getuid()
+    for name in os.listdir(root):
+        info = os.lstat(root / name)
+        if info.st_uid != uid:
+            continue
+        if stat.S_ISDIR(info.st_mode):
+            os.chmod(root / name, 0o700)
+            empty(root / name, budget)
+            os.rmdir(root / name)
+        else:
+            os.unlink(root / name)
 
 
 class LeftBehind(OSError):

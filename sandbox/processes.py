@@ -109,6 +109,20 @@ def end_descendants() -> int:
         time.sleep(0.001)
 
 
+def remove_ipc() -> int:
+    """Remove every System V shared memory segment, semaphore set and message queue."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    removed = 0
+    for kind, remove in (("shm", libc.shmctl), ("sem", libc.semctl), ("msg", libc.msgctl)):
+        with open(f"/proc/sysvipc/{kind}") as table:
+            for line in table.readlines()[1:]:
+                ipc_id = int(line.split()[1])
+                args = (ipc_id, 0, 0, None) if kind == "sem" else (ipc_id, 0, None)  # IPC_RMID
+                if remove(*args) == 0:
+                    removed += 1
+    return removed
+
+
 class SockFilter(ctypes.Structure):
     """A classic BPF instruction (`struct sock_filter`)."""
 

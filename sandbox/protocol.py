@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, TypedDict, final
 
-PROTOCOL_VERSION = 9
+PROTOCOL_VERSION = 10
 RESULTS_FILE = "results.bin"
 RECORD_LENGTH = struct.Struct("<Q")
 MAX_INDEX_BYTES = 1 << 20

@@ -31,7 +31,7 @@ from torch import nn
 from sandbox.child import run_submission, worker_report
 from sandbox.folders import MAX_CLEANUP_ENTRIES, SCRATCH_ROOTS, SUBMISSION_DIR, empty
 from sandbox.guard import GUARD
-from sandbox.processes import kill_all_others, oom_kills, own_state
+from sandbox.processes import kill_all_others, oom_kills, own_state, remove_ipc
 from sandbox.protocol import (
     MAX_INDEX_BYTES,
     PROTOCOL_VERSION,
@@ -78,20 +78,6 @@ def cpu_spent() -> str | None:
     return f"the worker used {used:.0f} s of its {limit} s of CPU"
 
 
-def remove_ipc() -> int:
-    """Remove every System V shared memory segment, semaphore set and message queue."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    removed = 0
-    for kind, remove in (("shm", libc.shmctl), ("sem", libc.semctl), ("msg", libc.msgctl)):
-        with open(f"/proc/sysvipc/{kind}") as table:
-            for line in table.readlines()[1:]:
-                ipc_id = int(line.split()[1])
-                args = (ipc_id, 0, 0, None) if kind == "sem" else (ipc_id, 0, None)  # IPC_RMID
-                if remove(*args) == 0:
-                    removed += 1
-    return removed
-
-
 def as_text(entry: str) -> str:
     """A leftover's description as text the host's strict parser takes: the bytes of a name
     that are not UTF-8 (lone surrogates in Python) escaped, at most 300 characters."""
@@ -126,7 +112,9 @@ def serve_one(
     try:
         inherited = (from_host, channel)
         sink = FrameWriter(channel)
-        run_submission(parts, str(SUBMISSION_DIR), files, out, inherited, sink, scratch=True)
+        run_submission(
+            parts, str(SUBMISSION_DIR), files, out, inherited, sink, SCRATCH_ROOTS, container=True
+        )
     except Exception:  # the grader's own fault: this container serves no other
         traceback.print_exc()
         code = 70

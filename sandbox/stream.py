@@ -71,23 +71,16 @@ RESULT_FILES = ("stdout.txt", "stderr.txt", "import.json", RESULTS_FILE, "exit.j
 
 class Emitter:
     """Streams result files to the host as one uncompressed ustar archive on `sink`, each as
-    soon as it is final, so that what finished before a crash still arrives. Without a sink it
-    leaves the files where they are."""
+    soon as it is final, so that what finished before a crash still arrives."""
 
-    def __init__(self, out: Path, sink: PipeWriter | FrameWriter | None) -> None:
+    def __init__(self, out: Path, sink: PipeWriter | FrameWriter) -> None:
         self.out = out
         self.file = sink
         # "w", not "w|": the stream mode keeps a partial block back until it is closed
         pipe = cast(IO[bytes], sink)
-        self.tar = (
-            tarfile.open(fileobj=pipe, mode="w", format=tarfile.USTAR_FORMAT)  # noqa: SIM115
-            if sink is not None
-            else None
-        )
+        self.tar = tarfile.open(fileobj=pipe, mode="w", format=tarfile.USTAR_FORMAT)  # noqa: SIM115
 
     def send(self, *paths: Path) -> None:
-        if self.tar is None or self.file is None:
-            return
         for path in paths:
             if path.is_file() and not path.is_symlink():
                 self.tar.add(path, arcname=str(path.relative_to(self.out)), recursive=False)
@@ -95,17 +88,15 @@ class Emitter:
 
     def send_results(self, folder: Path) -> None:
         """A finished problem's files, only the names the worker itself writes, `exit.json` last
-        (a problem whose exit arrived is complete); then, when streaming, delete the folder."""
+        (a problem whose exit arrived is complete); then delete the folder: no later problem
+        reads them."""
         found = [p for p in folder.iterdir() if p.name in RESULT_FILES]
         self.send(*sorted(found, key=lambda p: (p.name == "exit.json", p.name)))
-        if self.tar is not None:
-            remove(folder)
+        remove(folder)
 
     def close(self) -> None:
-        if self.tar is not None:
-            self.tar.close()
-        if self.file is not None:
-            self.file.close()
+        self.tar.close()
+        self.file.close()
 
 
 FRAME = struct.Struct("<cI")

@@ -1,7 +1,7 @@
 """The sandbox worker: runs a candidate's code on the probes the host asked for, writes data back.
 
-Usage: python3 -I sandbox/__main__.py --submission SUB_DIR --out OUT_DIR [--emit-tar]
-                                      [--clean-scratch] < JOB
+Usage: python3 -I sandbox/__main__.py --submission SUB_DIR --out OUT_DIR [--clean-scratch]
+                                      [--scratch DIR ...] < JOB
        python3 -I sandbox/__main__.py --out OUT_DIR --serve K < SUBMISSIONS   (PID 1 only)
 
 The job arrives on stdin, a pipe: an index (each problem's id, timeout and size), then each
@@ -15,15 +15,16 @@ installed once, before any fork), imports the candidate's entry file, runs that 
 its tensors as safetensors, each after its u64 length); its stdout and stderr go to files beside
 it. The parent writes `OUT_DIR/worker.json` (versions) first, a `started` marker before each
 child, and, once every process the problem started has been killed and reaped, how it ended in
-`exit.json`. With `--clean-scratch` (a container's worker), /tmp and /dev/shm are emptied before
-each problem.
+`exit.json`.
 
-With `--emit-tar` the parent streams those files to its stdout as a ustar archive
-(`stream.py`), each as soon as it is final, and deletes a problem's files once sent. It is the
-only process that can write there: it is not dumpable (no other process of the user can open its
-/proc files, memory or descriptors) and every child closes the pipe before any candidate code
-runs. With `--serve K` (warm workers, `serve.py`) it grades up to K submissions, one after
-another.
+The parent streams those files to its stdout as a ustar archive (`stream.py`), each as soon as
+it is final, and deletes a problem's files once sent. It is the only process that can write
+there: it is not dumpable (no other process of the user can open its /proc files, memory or
+descriptors) and every child closes the pipe before any candidate code runs. A submission's
+problems share nothing but what the worker hands each: before each, what the worker's account
+owns in OUT_DIR and in each `--scratch` folder is removed; with `--clean-scratch` (a
+container's worker), in /tmp and /dev/shm too, and every System V IPC object. With
+`--serve K` (warm workers, `serve.py`) it grades up to K submissions, one after another.
 
 Nothing here judges anything: the host compares the data with its own reference run. This package
 must stay self-contained (stdlib, torch, safetensors): it is the only grader code in the image,
@@ -43,7 +44,7 @@ from pathlib import Path
 import torch
 
 from sandbox.child import run_submission
-from sandbox.folders import snapshot
+from sandbox.folders import SCRATCH_ROOTS, snapshot
 from sandbox.guard import GUARD
 from sandbox.processes import BASELINE, cap_address_space, own_state, protect_worker
 from sandbox.records import read_job
@@ -55,9 +56,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--submission")
     parser.add_argument("--out", required=True, type=Path)
-    parser.add_argument("--emit-tar", action="store_true")
     parser.add_argument(
-        "--clean-scratch", action="store_true", help="empty /tmp and /dev/shm before each problem"
+        "--clean-scratch",
+        action="store_true",
+        help="empty /tmp and /dev/shm and remove System V IPC objects before each problem",
+    )
+    parser.add_argument(
+        "--scratch",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="DIR",
+        help="remove the account's entries in DIR before each problem",
     )
     parser.add_argument("--serve", type=int, metavar="K", help="serve up to K submissions")
     parser.add_argument(
@@ -90,12 +100,13 @@ def main(argv: list[str] | None = None) -> int:
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
-    sink = PipeWriter(data_fd) if args.emit_tar else None
     submission = Path(os.path.realpath(args.submission))
     files = snapshot(submission) if os.access(submission, os.W_OK) else None
-    run_submission(parts, str(submission), files, args.out, (data_fd,), sink, args.clean_scratch)
-    if sink is None:
-        os.close(data_fd)
+    scratch = (*(SCRATCH_ROOTS if args.clean_scratch else ()), *args.scratch)
+    sink = PipeWriter(data_fd)
+    run_submission(
+        parts, str(submission), files, args.out, (data_fd,), sink, scratch, args.clean_scratch
+    )
     gc.freeze()  # the exit then passes over torch's objects: the host waits 0.3 s less
     return 0
 

@@ -229,3 +229,81 @@ def test_slugs_are_safe_bounded_and_distinct() -> None:
         assert (made == name) == ("--" not in made), made
     assert slugs[:2] == ["ada", "Ada_Lovelace-2.v1"] and slug("a" * 80) == "a" * 80
     assert json.loads(json.dumps(slugs)) == slugs
+
+
+def test_a_notebook_beside_a_folder_of_its_entry_files_name_is_that_submissions_finding(
+    tmp_path: Path,
+) -> None:
+    """A notebook defining split_heads beside a folder named `split_heads.py/` (a module in
+    it): staging makes no `split_heads.py` over the folder (it was a grader error on every
+    problem), the problem is not attempted and says so, the submission's other problem and the
+    control keep full marks."""
+    from tests.test_notebooks import notebook
+
+    batch = tmp_path / "class"
+    shutil.copytree(COMPLETE, batch / "complete")
+    attack = batch / "attack"
+    (attack / "split_heads.py").mkdir(parents=True)
+    (attack / "split_heads.py" / "inner.py").write_text("x = 1\n")
+    (attack / "work.ipynb").write_text(notebook(("code", SPLIT_HEADS.read_text())))
+    shutil.copyfile(COMPLETE / "self_attention.py", attack / "self_attention.py")
+    out = tmp_path / "reports"
+    problems = ["--problem", "split_heads", "--problem", "self_attention"]
+    code, text = run("grade", str(batch), "--out", str(out), "--backend", "local", *problems)
+    assert code == 0, text
+    control, attacked = (read_report(out / report_file(n)) for n in ("complete", "attack"))
+    assert control.total == control.max_total, control.message
+    assert not attacked.grader_fault, attacked.message
+    assert "split_heads.py: not made of a notebook: a folder has its name" in attacked.message
+    assert attacked.problem("split_heads").status is ProblemStatus.not_attempted
+    kept = attacked.problem("self_attention")
+    assert kept.score == kept.max_score, kept.message
+
+
+def test_a_planned_file_the_file_system_refuses_is_left_out_with_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Staging writes nothing over anything: a plan with a file where a folder is (as a file
+    system that holds two names as one makes) leaves that file out, noted, and stages the rest."""
+    from grader.sandboxing import staging
+
+    def clashing(chosen: staging.Selection, entries: Mapping[str, Sequence[str]]) -> None:
+        chosen.files["split_heads.py/inner.py"] = b"x = 1\n"
+        chosen.files["split_heads.py"] = b"y = 2\n"
+
+    (tmp_path / "sub").mkdir()
+    shutil.copyfile(COMPLETE / "self_attention.py", tmp_path / "sub" / "self_attention.py")
+    monkeypatch.setattr(staging, "from_notebooks", clashing)
+    staged = stage_submission(tmp_path / "sub", tmp_path / "staged", {})
+    assert set(staged.sources) == {"self_attention.py", "split_heads.py/inner.py"}
+    assert staged.left_out == {"split_heads.py": "could not be staged (File exists)"}
+    assert "split_heads.py: could not be staged (File exists); left out" in staged.notes
+    assert (tmp_path / "staged" / "split_heads.py" / "inner.py").read_bytes() == b"x = 1\n"
+
+
+def test_names_that_read_alike_are_never_both_graded(tmp_path: Path) -> None:
+    """`Zoë` as one code point and as `o` with a combining diaeresis read as one name in every
+    output, `Alice` and `alice` share a report file where the file system ignores case: the
+    NFC `Zoë` is graded, the other left out with why, shown so that it reads otherwise; both
+    Alices are left out (neither is the canonical one); the control keeps full marks, and
+    every output holds one row per name."""
+    nfc, nfd = "Zo\u00eb", "Zoe\u0308"
+    batch = tmp_path / "class"
+    for name in ("complete", nfc, "Alice", "alice"):
+        shutil.copytree(COMPLETE, batch / name)
+    (batch / nfd).mkdir()
+    shutil.copyfile(SPLIT_HEADS, batch / nfd / "split_heads.py")
+    (batch / nfd / "split_heads.py").write_text("x = 1\n")  # a wrong one: its score differs
+    out = tmp_path / "reports"
+    code, text = run("grade", str(batch), "--out", str(out), *ONE_PROBLEM, "--format", "csv")
+    assert code == 0, text
+    assert "Skipped Zoe\\u0308: a name another submission's reads as: rename it" in text
+    for name in ("Alice", "alice"):
+        assert f"Skipped {name}: a name another submission's reads as: rename it" in text
+    assert set(gradebook(out)) == {"complete", nfc}
+    assert sorted(p.name for p in out.glob("*.json")) == sorted(
+        report_file(n) for n in ("complete", nfc)
+    )
+    kept = read_report(out / report_file(nfc))
+    assert kept.submission == nfc and kept.total == kept.max_total
+    assert text.count(nfc) == 1  # its one row of the table

@@ -139,3 +139,25 @@ def test_an_import_that_never_finishes_scores_nothing(
         assert all(c.status is CheckStatus.error for c in problem.checks), name
     assert "never finished (stopped after 3 s)" in reports["loops"].checks[0].message
     assert "never finished (killed by signal 9)" in reports["killed"].checks[0].message
+
+
+def test_a_problem_finds_nothing_the_problems_before_it_left(
+    make_grader: Callable[..., Grader],
+) -> None:
+    """Each problem of `shares_between_problems` prints its inputs and leaves them wherever it
+    can write (the worker's out folder, its own, $HOME, $TMPDIR, the submission's copy); its
+    import lists the out folder and searches those places and its cwd's parents for what the
+    other problem left. Nothing is found: the problems share only what the worker hands each,
+    and the correct code of both keeps its marks, as the control's does."""
+    grader = make_grader(["split_heads", "self_attention"])
+    paths = [HOSTILE / "shares_between_problems", ROOT / "submissions" / "complete"]
+    reports = {r.submission: r for r in grader.grade_many(paths, jobs=1)}
+    for problem in reports["complete"].problems:
+        assert problem.score == problem.max_score, problem.message
+    hostile = reports["shares_between_problems"]
+    marks = {"split_heads": "INPUTS-OF-SPLIT-HEADS", "self_attention": "INPUTS-OF-SELF-ATTENTION"}
+    for problem in hostile.problems:
+        assert problem.score == problem.max_score, problem.message
+        assert marks[problem.problem] in problem.stdout  # it saw its inputs and left them
+        assert f"OUT HOLDS ['{problem.problem}']" in problem.stdout, problem.stdout
+        assert "LEAKED" not in problem.stdout, problem.stdout

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import csv
 import json
+import re
 import shutil
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
@@ -74,7 +75,7 @@ def test_every_format_is_well_formed(
     classroom = json.dumps(json.loads(base64.b64decode(result)), ensure_ascii=False)
     for name, text in [*((p.name, decoded(p)) for p in written), ("classroom", classroom)]:
         assert not any(c in text for c in ESCAPES), name
-        inert = text.replace("@\u2060", "@").replace(":\u2060//", "://")  # the grader's own
+        inert = re.sub("(?i)([@:w])\u2060", r"\1", text)  # the grader's own word joiners
         assert not invisible(inert), name
     ET.parse(tmp_path / "junit.xml")  # parses: no XML-illegal characters
     html = (tmp_path / "report.html").read_text()
@@ -153,3 +154,68 @@ def test_a_batch_of_lookalike_names_shows_each_as_itself(tmp_path: Path) -> None
         assert f"Feedback: {safe.html(name)}" in page
         results = json.loads((out / "gradescope" / f"{slug(name)}.json").read_text())
         assert results["output"].startswith(f"{text}: ")
+
+
+LIVE = re.compile(r"(?<![\w@])@\w|www\.|://", re.IGNORECASE)
+"""What GitHub's Markdown makes a mention (it notifies) or a link of."""
+
+
+def test_markdown_makes_no_mention_or_link_of_candidate_text(
+    hostile: list[SubmissionReport], tmp_path: Path
+) -> None:
+    """A submission named `@octocat www.evil.example` beside the correct control: both graded,
+    the control with full marks, and no Markdown output (the feedback pages, the class summary,
+    a Classroom 50 Release, a step summary) mentions anyone or links anywhere the candidate
+    chose; the name still reads as itself."""
+    batch = tmp_path / "class"
+    shutil.copytree(COMPLETE, batch / "control")
+    name = "@octocat www.evil.example"
+    (batch / name).mkdir()
+    shutil.copyfile(SPLIT_HEADS, batch / name / "split_heads.py")
+    out = tmp_path / "reports"
+    args = ["grade", str(batch), "--out", str(out), *ONE_PROBLEM, "--format", "markdown"]
+    result = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    for graded in ("control", name):
+        report = read_report(out / report_file(graded))
+        assert report.total == report.max_total, report.message
+    pages = [out / "summary.md", out / "feedback" / f"{slug(name)}.md"]
+    linked = hostile[0].model_copy(update={"message": "see HTTPS://evil.example, WWW.evil.example"})
+    summary = tmp_path / "step-summary.md"
+    opts = Options(tmp_path / "one", environ={"GITHUB_STEP_SUMMARY": str(summary)})
+    pages += map(Path, write_outputs([linked], ["classroom50", "github-classroom"], opts))
+    for page in pages:
+        text = page.read_text()
+        assert not LIVE.search(text), (page.name, LIVE.search(text))
+    assert "@\u2060octocat w\u2060ww.evil.example" in pages[1].read_text()
+    release = (tmp_path / "one" / "classroom50" / "release-body.md").read_text()
+    assert "HTTPS:\u2060//evil.example, W\u2060WW.evil.example" in release
+
+
+def test_every_command_prints_candidate_text_through_one_escaper(tmp_path: Path) -> None:
+    """A submission named with terminal escapes (`ESC[99F ESC[J` would move the cursor up and
+    wipe what `grader similarity` printed before it) beside the correct control and a copy of
+    it: `grader grade`'s table and warnings, `grader similarity`'s pairs and an error line
+    show each escape as text, and the control keeps full marks."""
+    batch = tmp_path / "class"
+    name = "mallory\x1b[99F\x1b[J"
+    for folder in ("control", "copy", name):
+        shutil.copytree(COMPLETE, batch / folder)
+    (batch / name / "SplitHeads.py").write_text("x = 1\n")  # a note names it
+    (batch / "split_heads.py\x1b[2J.zip").write_bytes(b"not a zip")  # a warning names it
+    out = tmp_path / "reports"
+    runner = CliRunner()
+    printed = []
+    for args in (
+        ["grade", str(batch), "--out", str(out), *ONE_PROBLEM],
+        ["similarity", str(batch), "--problem", "split_heads"],
+        ["report", str(batch / name)],
+    ):
+        result = runner.invoke(cli, args, catch_exceptions=False)
+        printed.append(result.output)
+        assert not any(c in result.output for c in ESCAPES), (args[0], result.output)
+    assert read_report(out / "control.json").total == read_report(out / "control.json").max_total
+    grade, compared, error = printed
+    assert "mallory\\u001b[99F\\u001b[J" in grade and "\\u001b[2J.zip" in grade
+    assert compared.count("mallory\\u001b[99F\\u001b[J") >= 2, compared  # its pairs
+    assert "mallory\\u001b[99F\\u001b[J" in error

@@ -12,6 +12,7 @@ import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -28,7 +29,7 @@ from grader.reports.models import ProblemReport, Student, SubmissionReport
 from grader.reports.redact import candidate_view
 from grader.sandboxing.backends import launch
 from grader.sandboxing.backends.base import LimitOverrides, WorkerJob, WorkerRun, batch_limits
-from grader.sandboxing.backends.local import LocalBackend, NoSuchAccount, Started, copy_results
+from grader.sandboxing.backends.local import LocalBackend, NoSuchAccount, Started
 from grader.specs.paths import REFERENCES_DIR
 from sandbox.protocol import RESULTS_FILE
 from tests.test_hostile import leftover_processes
@@ -327,28 +328,6 @@ def test_a_worker_started_ahead_that_ended_before_its_job_is_replaced(
     assert not ready.home.exists()
 
 
-def test_results_are_copied_from_a_worker_started_ahead_through_no_link(tmp_path: Path) -> None:
-    """Only the names the host may read, as regular files within the cap: a link (to a file or
-    a folder, or a hard link), a FIFO or an oversized file left by the candidate's code is not
-    copied."""
-    out, dest = tmp_path / "out", tmp_path / "dest"
-    (out / "p").mkdir(parents=True)
-    (out / "p" / "ok.json").write_text("{}")
-    (out / "p" / "big.json").write_bytes(b"x" * 100)
-    (out / "p" / "link.json").symlink_to("/etc/passwd")
-    os.mkfifo(out / "p" / "fifo.json")
-    (tmp_path / "other.json").write_text("{}")
-    os.link(tmp_path / "other.json", out / "p" / "hard.json")
-    (out / "q").symlink_to(out / "p", target_is_directory=True)
-    dest.mkdir()
-    names = frozenset(
-        {"p/ok.json", "p/big.json", "p/link.json", "p/fifo.json", "p/hard.json", "q/ok.json"}
-        | {"p/none.json"}
-    )
-    copy_results(out, dest, names, limit=10)
-    assert sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file()) == ["p/ok.json"]
-
-
 def test_check_ends_its_worker_started_ahead_when_grading_fails(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -474,14 +453,14 @@ open({mark!r}, "w").write("done")
 """
 
 
-def test_what_a_problem_leaves_in_its_out_folder_is_read_through_no_link(
+def test_what_a_problem_leaves_in_its_out_folder_is_never_read(
     tmp_path: Path, catalog: Catalog
 ) -> None:
     """A problem replaces its stdout with a FIFO (opened as it is, it would hold the grader for
     ever), its stderr with a link to a file of the grader's, and the worker's `worker.json`
-    with another protocol (a grader error for the whole submission): the worker's results are
-    copied out through no link, and a local worker's `worker.json` is not read. The attack
-    did all three; it gets its verdict, the control beside it full marks."""
+    with another protocol (a grader error for the whole submission): the worker's results come
+    on its stream, never read from that folder. The attack did all three; it gets its verdict,
+    the control beside it full marks."""
     secret, mark = tmp_path / "secret.txt", tmp_path / "attacked"
     secret.write_text("the grader's own file")
     attacker, control = tmp_path / "attacker", tmp_path / "control"
@@ -658,3 +637,35 @@ def test_records_sealed_for_one_submission_are_refused_for_another(
     problem = replayed.problem("split_heads")
     assert problem.score < problem.max_score
     assert "not sealed by the grader's worker" in problem.message
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="switching accounts needs root")
+def test_a_worker_of_its_own_account_clears_only_that_accounts_entries() -> None:
+    """A folder every account writes (as /tmp): before each problem, a worker running as an
+    account of its own removes what that account left there (a file, a locked folder), and
+    nothing of another account's."""
+    from sandbox.folders import MAX_CLEANUP_ENTRIES, clear
+
+    with tempfile.TemporaryDirectory() as top:  # in /tmp: the account can reach it
+        shared = Path(top) / "shared"
+        shared.mkdir()
+        shared.chmod(0o1777)
+        Path(top).chmod(0o755)
+        (shared / "roots.txt").write_text("another account's")
+        nobody = pwd.getpwnam("nobody")
+        pid = os.fork()
+        if pid == 0:  # as the account: leave files, then clear
+            code = 1
+            try:
+                os.setgid(nobody.pw_gid)
+                os.setuid(nobody.pw_uid)
+                (shared / "left.txt").write_text("problem 1's inputs")
+                (shared / "locked" / "deep").mkdir(parents=True)
+                (shared / "locked" / "deep" / "x").write_text("y")
+                (shared / "locked").chmod(0)
+                clear(shared, MAX_CLEANUP_ENTRIES)
+                code = 0
+            finally:
+                os._exit(code)
+        assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+        assert sorted(p.name for p in shared.iterdir()) == ["roots.txt"]

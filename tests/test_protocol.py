@@ -107,11 +107,11 @@ def test_a_job_of_another_version_is_refused() -> None:
     (size,) = struct.unpack("<Q", stream[:8])
     index = json.loads(stream[8 : 8 + size])
     assert index["version"] == PROTOCOL_VERSION
-    other = json.dumps({**index, "version": PROTOCOL_VERSION + 1}).encode()
+    other = json.dumps({**index, "version": PROTOCOL_VERSION - 1}).encode()
     read, write = os.pipe()
     os.write(write, struct.pack("<Q", len(other)) + other + stream[8 + size :])
     os.close(write)
-    with pytest.raises(ValueError, match=f"job of protocol {PROTOCOL_VERSION + 1}, worker"):
+    with pytest.raises(ValueError, match=f"job of protocol {PROTOCOL_VERSION - 1}, worker"):
         read_job(read)
     os.close(read)
 

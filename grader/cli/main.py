@@ -20,6 +20,7 @@ from grader.cli.shared import (
     Commands,
     backend_option,
     course_option,
+    echo,
     echo_err,
     failed,
     jobs_option,
@@ -47,7 +48,7 @@ def cli() -> None:
 @course_option
 def problems(course: Path | None) -> None:
     """List the course's problems and their points."""
-    click.echo("\n".join(api.problem_lines(course)))
+    echo("\n".join(api.problem_lines(course)))
 
 
 @cli.command()
@@ -55,7 +56,7 @@ def problems(course: Path | None) -> None:
 @course_option
 def show(problem: str, course: Path | None) -> None:
     """Show PROBLEM's statement, contract and starter file."""
-    click.echo(api.describe_problem(course, problem))
+    echo(api.describe_problem(course, problem))
 
 
 @cli.command()
@@ -66,7 +67,7 @@ def init(problem: str, directory: Path, course: Path | None) -> None:
     """Write PROBLEM's starter file into DIRECTORY (never over an existing file)."""
     path = api.write_starter(course, problem, directory)
     again = ["grader", "check", str(directory), *(["--course", str(course)] if course else [])]
-    click.echo(f"wrote {path}: run `{shlex.join(again)}` to test it")
+    echo(f"wrote {path}: run `{shlex.join(again)}` to test it")
 
 
 @cli.command()
@@ -157,7 +158,7 @@ def validate(course: Path | None, **options: Any) -> None:
     """Prove the checks: references and accepted solutions score full marks, starters and
     mutants lose their declared points."""
     outcomes = api.validate(course, **options)
-    click.echo(api.print_outcomes(outcomes))
+    echo(api.print_outcomes(outcomes))
     sys.exit(0 if all(o.ok for o in outcomes) else 1)
 
 
@@ -169,7 +170,7 @@ def validate(course: Path | None, **options: Any) -> None:
 def new(problem: str, course: Path, **options: Any) -> None:
     """Scaffold PROBLEM in a course folder: a small working problem to rewrite."""
     folder, reference = api.new_problem(course, problem, **options)
-    click.echo(f"wrote {folder} and {reference}: edit them, then `grader validate {problem} "
+    echo(f"wrote {folder} and {reference}: edit them, then `grader validate {problem} "
                f"--course {course}`")  # fmt: skip
 
 
@@ -181,20 +182,20 @@ def release(out: Path, seed: int | None, course: Path | None) -> None:
     """Write the candidate kit: statements, starters, contracts and what the visible checks need
     to run (`grader check --course KIT`), without references or hidden checks."""
     api.release(course, out, seed=seed)
-    click.echo(f"wrote the candidate kit {out}: `grader check --course {out}` runs it")
+    echo(f"wrote the candidate kit {out}: `grader check --course {out}` runs it")
 
 
 @cli.command()
 def checks() -> None:
     """Print the authoring guide: every spec field, check, diagnosis form and mistake."""
-    click.echo(api.authoring_guide(), nl=False)
+    echo(api.authoring_guide(), nl=False)
 
 
 @cli.command()
 @click.argument("kind", type=click.Choice(list(api.SCHEMAS)), default="report")
 def schema(kind: str) -> None:
     """Print the JSON schema of a submission report, or of similarity.json."""
-    click.echo(json.dumps(api.report_schema(kind), indent=2))
+    echo(json.dumps(api.report_schema(kind), indent=2))
 
 
 @cli.command()
@@ -208,7 +209,7 @@ def similarity(path: Path, course: Path | None, **options: Any) -> None:
     no score changes. A score (0 to 1) is below 1 for identical files where their code is like
     the course's own (reference, accepted solutions): what a pair shares of it counts for less."""
     compared = api.similarity(path, course_path=course, **options)
-    click.echo("\n".join(api.similarity_lines(compared)))
+    echo("\n".join(api.similarity_lines(compared)))
 
 
 for group in (classroom, classroom50, gradescope, sandbox):

@@ -3,6 +3,7 @@ platforms and the image."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 import click
 
 from grader import api
-from grader.cli.shared import EXISTING, FOLDER, course_option, echo_err
+from grader.cli.shared import EXISTING, FOLDER, course_option, echo, echo_err
 
 option = click.option
 WHEELS = click.Path(exists=True, file_okay=False, path_type=Path)
@@ -40,7 +41,7 @@ def classroom_init(repo: Path, course: Path | None, **options: Any) -> None:
     """Write the course's candidate kit into REPO/.grader/kit and .github/workflows/classroom.yml,
     which runs it (REPO: the assignment's template repository)."""
     kit, path = api.classroom_init(repo, course_path=course, **options)
-    click.echo(f"wrote {kit} and {path}")
+    echo(f"wrote {kit} and {path}")
 
 
 @click.group()
@@ -62,8 +63,8 @@ def classroom50_init(folder: Path, course: Path | None, **options: Any) -> None:
     """Write FOLDER/autograder.py, the course's candidate kit beside it and FOLDER/runtime.json
     (FOLDER: <classroom>/autograders/<slug> in your classroom50 repository)."""
     written = api.classroom50_init(folder, course_path=course, **options)
-    click.echo(f"wrote {written.autograder}, {written.kit} and {written.runtime}")
-    click.echo(f"then: gh teacher assignment add ... --runtime {written.runtime}")
+    echo(f"wrote {written.autograder}, {written.kit} and {written.runtime}")
+    echo(f"then: gh teacher assignment add ... --runtime {written.runtime}")
 
 
 @classroom50.command("run")
@@ -75,7 +76,7 @@ def classroom50_run(checkout: Path, course: Path | None, **options: Any) -> None
     """Grade CHECKOUT inside Classroom 50's runner (what autograder.py calls): the problem files
     at its top or in one folder of it."""
     report = api.classroom50_run(checkout, course_path=course, on_fault=echo_err, **options)
-    click.echo(f"graded {checkout}: {api.total_text(report)}")
+    echo(f"graded {checkout}: {api.total_text(report)}")
     sys.exit(2 if report.grader_fault else 0)
 
 
@@ -94,7 +95,7 @@ def gradescope() -> None:
 def gradescope_build(out: Path, wheelhouse: Path | None, course: Path | None) -> None:
     """Build the autograder zip to upload to Gradescope: the grader and the full course, hidden
     checks and references included (candidates never see it)."""
-    click.echo(f"wrote {api.gradescope_build(out, wheelhouse=wheelhouse, course_path=course)}")
+    echo(f"wrote {api.gradescope_build(out, wheelhouse=wheelhouse, course_path=course)}")
 
 
 @gradescope.command("wheelhouse")
@@ -108,7 +109,7 @@ def gradescope_wheelhouse(dest: Path, **options: Any) -> None:
     container and point GRADER_WHEELHOUSE at it."""
     packages = api.gradescope_requirements()
     for wheel in api.download_wheelhouse(dest, packages=packages, on_line=indented, **options):
-        click.echo(wheel.name)
+        echo(wheel.name)
 
 
 @gradescope.command("run")
@@ -120,7 +121,7 @@ def gradescope_run(submission: Path, course: Path | None, **options: Any) -> Non
     """Grade SUBMISSION inside Gradescope's container (what run_autograder calls): the problem
     files at its top or in one folder of it."""
     report = api.gradescope_run(submission, course_path=course, **options)
-    click.echo(report.model_dump_json(indent=2))
+    echo(json.dumps(report.model_dump(mode="json"), indent=2))  # ASCII: every escape JSON's
     if report.grader_fault:
         echo_err(
             "grader error: no results.json: Gradescope shows that the autograder failed and "
@@ -146,7 +147,7 @@ def build(tag: str, quiet: bool, **options: Any) -> None:
     steps = ("Step ", "#")
     shown = lambda line: None if quiet and not line.startswith(steps) else indented(line)  # noqa: E731
     for key, value in api.build_image(tag, on_line=shown, on_note=echo_err, **options).items():
-        click.echo(f"{key}: {value}")
+        echo(f"{key}: {value}")
 
 
 @sandbox.command()
@@ -157,7 +158,7 @@ def build(tag: str, quiet: bool, **options: Any) -> None:
 @option("--refresh", is_flag=True, help="Re-run debootstrap and re-import.")
 def base(name: str, **options: Any) -> None:
     """Make an offline base image: debootstrap minbase + python3, then `docker import`."""
-    click.echo(f"{name}: {api.make_base_image(name, on_line=indented, **options)}")
+    echo(f"{name}: {api.make_base_image(name, on_line=indented, **options)}")
 
 
 @sandbox.command()
@@ -168,10 +169,10 @@ def base(name: str, **options: Any) -> None:
 def wheelhouse(dest: Path, **options: Any) -> None:
     """Download the image's wheels (torch, safetensors, numpy and their dependencies)."""
     for wheel in api.download_wheelhouse(dest, on_line=indented, **options):
-        click.echo(wheel.name)
+        echo(wheel.name)
 
 
 @sandbox.command()
 def clean() -> None:
     """Remove every leftover grader container (running or stopped)."""
-    click.echo(f"removed {api.clean_containers()} container(s)")
+    echo(f"removed {api.clean_containers()} container(s)")

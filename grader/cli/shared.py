@@ -31,8 +31,14 @@ def parsed(parse: Callable[[Any], Any], many: bool = False) -> Callback:
     return callback
 
 
+def echo(text: str, err: bool = False, nl: bool = True) -> None:
+    """Every line the commands print: as plain text (`api.plain`: no control character, no
+    invisible one), since any may name a candidate's file or carry their text."""
+    click.echo(api.plain(text), err=err, nl=nl)
+
+
 def echo_err(line: str) -> None:
-    click.echo(line, err=True)
+    echo(line, err=True)
 
 
 def listener(with_progress: bool = False) -> api.Listener:
@@ -40,7 +46,7 @@ def listener(with_progress: bool = False) -> api.Listener:
     plain text (they name the candidates' files)."""
 
     def note(line: str) -> None:
-        echo_err(api.plain(line))
+        echo_err(line)
 
     def warn(line: str) -> None:
         click.secho(api.plain(line), fg="yellow", err=True)
@@ -130,7 +136,7 @@ class Commands(click.Group):
 
 def failed(message: str, exit_code: int = 2) -> click.ClickException:
     """`Error: message`, with this exit status (130 or the signal's for a stopped batch)."""
-    error = click.ClickException(message)
+    error = click.ClickException(api.plain(message))
     error.exit_code = exit_code
     return error
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from grader.errors import GraderError
-from grader.names import as_text, submission_name
+from grader.names import as_text, canonical, reading, submission_name
 from grader.platforms.unzip import CLASS, STUDENT, UnsafeZip, extract
 from grader.reports.models import Student
 from grader.sandboxing.capped import read_capped
@@ -69,22 +69,26 @@ def open_export(path: Path, catalog: Catalog) -> Iterator[Export]:
 
 
 def distinct(export: Export) -> Export:
-    """The export without the submissions whose names read alike: a name that is not text
-    (`as_text` escapes its bytes) may read as one that is, and one report file would hold
-    both. Of such names, one that is its own text keeps it; the others are left out, with
-    why (all of them, where none or several are their own text)."""
+    """The export without the submissions whose names read alike (`reading`: a name that is
+    not text, `as_text` escaping its bytes, may read as one that is; `Zoë` in two Unicode
+    forms reads as one; `Alice` and `alice` share a report file where case is ignored), so
+    that no two rows, tables or report files show one name. Of such names, the one that is its
+    own text in NFC (`canonical`) keeps it; the others are left out, with why (all of them,
+    where none or several are canonical)."""
     named: dict[str, list[Submission]] = {}
     for submission in export.submissions:
-        named.setdefault(submission_name(submission.path), []).append(submission)
-    for name, alike in named.items():
+        named.setdefault(reading(submission_name(submission.path)), []).append(submission)
+    for alike in named.values():
         if len(alike) == 1:
             continue
-        text = [s for s in alike if as_text(s.path.name) == s.path.name]
+        text = [s for s in alike if canonical(s.path.name)]
         kept = text if len(text) == 1 else []
         for submission in alike:
             if submission not in kept:
                 export.submissions.remove(submission)
-                export.skipped.append(f"{name}: a name another submission's reads as: rename it")
+                name = submission_name(submission.path)
+                shown = name if canonical(name) else ascii(name)[1:-1]  # `Zoe\u0308`
+                export.skipped.append(f"{shown}: a name another submission's reads as: rename it")
     return export
 
 

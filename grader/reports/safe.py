@@ -14,6 +14,10 @@ NOT_ASCII_TEXT = re.compile(r"[^\t\n\x20-\x7e]")
 IGNORABLE = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0]")
 VARIATION_SELECTORS = range(0xE0100, 0xE01F0)
 MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~#])")
+WORD_JOINER = "\u2060"
+AUTOLINKED = re.compile(r"@|://|www\.", re.IGNORECASE)
+"""What makes a mention, an address or a bare link in GitHub's Markdown: each is broken after
+its first character."""
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -45,9 +49,17 @@ def html(text: str) -> str:
 
 
 def markdown(text: str) -> str:
-    """Literal text in Markdown, on one line: no markup, no raw HTML, no new block."""
+    """Literal text in Markdown, on one line: no markup, no raw HTML, no new block, and no
+    mention or link GitHub would make live of it (`inert`)."""
     escaped = html_lib.escape(plain(text), quote=False)
-    return MARKDOWN_SPECIAL.sub(r"\\\1", escaped).replace("\n", "<br>")
+    return inert(MARKDOWN_SPECIAL.sub(r"\\\1", escaped).replace("\n", "<br>"))
+
+
+def inert(text: str) -> str:
+    """Markdown whose `@mention` (GitHub notifies who it names), address (`a@b.org`) and bare
+    link (`http://`, `www.`) stay text: a word joiner breaks each, as no escape does (GitHub
+    finds mentions in the rendered text)."""
+    return AUTOLINKED.sub(lambda m: m.group()[0] + WORD_JOINER + m.group()[1:], text)
 
 
 def csv_cell(text: str) -> str:

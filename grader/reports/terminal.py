@@ -164,7 +164,7 @@ def progress(total: int, console: Console | None = None) -> Iterator[Callable[[s
     )
     with Progress(*columns, console=console) as bar:
         task = bar.add_task("grading", total=total, last="")
-        yield lambda name: bar.update(task, advance=1, last=name)
+        yield lambda name: bar.update(task, advance=1, last=escape(name))
 
 
 def check_mark(status: CheckStatus) -> str:

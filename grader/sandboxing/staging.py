@@ -7,6 +7,7 @@ noted with the limit, and a problem whose entry file was left out says which.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import itertools
 import os
@@ -241,6 +242,9 @@ def from_notebooks(chosen: Selection, entries: Mapping[str, Sequence[str]]) -> N
     for entry, names in entries.items():
         if entry in chosen.files:
             continue
+        if any(relative.startswith(f"{entry}/") for relative in chosen.files):
+            chosen.made.append(f"{entry}: not made of a notebook: a folder has its name")
+            continue
         for module in chosen.notebooks:
             if module in entries or not defines(chosen.files[module], names):
                 continue
@@ -265,6 +269,33 @@ def files_found(source: Path, entries: Mapping[str, Sequence[str]]) -> tuple[set
     return set(chosen.files), chosen.others
 
 
+NAME_ERRORS = {
+    errno.EEXIST,
+    errno.EISDIR,
+    errno.ENOTDIR,
+    errno.ENAMETOOLONG,
+    errno.EILSEQ,
+    errno.EINVAL,
+}
+"""What the host's file system says of a name the candidate chose (two names it holds as one, a
+file where a folder is, a name it refuses): a finding of that submission's, never a grader
+error."""
+
+
+def write_staged(dest: Path, relative: str, data: bytes) -> None:
+    """Write one planned file under `dest`, and the folders above it, never over anything: a
+    file and a folder of one name, or two names the file system holds as one, fail here."""
+    *folders, name = relative.split("/")
+    target = dest
+    for folder in folders:
+        target = target / folder
+        target.mkdir(exist_ok=True)
+        target.chmod(READABLE_DIR)
+    with (target / name).open("xb") as file:
+        file.write(data)
+    (target / name).chmod(READABLE_FILE)
+
+
 def stage_submission(
     source: Path, dest: Path, entries: Mapping[str, Sequence[str]] | None = None
 ) -> Staged:
@@ -276,15 +307,14 @@ def stage_submission(
     from_notebooks(chosen, entries or {})
     dest.mkdir(parents=True, exist_ok=True)
     dest.chmod(READABLE_DIR)
-    for relative, data in chosen.files.items():
-        *folders, name = relative.split("/")
-        target = dest
-        for folder in folders:
-            target = target / folder
-            target.mkdir(exist_ok=True)
-            target.chmod(READABLE_DIR)
-        (target / name).write_bytes(data)
-        (target / name).chmod(READABLE_FILE)
+    for relative, data in list(chosen.files.items()):
+        try:
+            write_staged(dest, relative, data)
+        except OSError as exc:
+            if exc.errno not in NAME_ERRORS:
+                raise  # the host's own (its disk full, its folder gone): a grader error
+            del chosen.files[relative]
+            chosen.left_out[display(relative)] = f"could not be staged ({exc.strerror})"
     return Staged(
         dest,
         content,

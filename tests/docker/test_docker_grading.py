@@ -13,6 +13,7 @@ from grader.reports.models import CheckStatus, ProblemStatus
 from grader.sandboxing.backends.base import LimitOverrides
 from grader.sandboxing.backends.docker import DockerBackend
 from grader.sandboxing.backends.local import LocalBackend
+from grader.sandboxing.backends.warm import WarmBackend
 from tests import whole
 from tests.conftest import ROOT
 from tests.docker.engine import sandbox_containers
@@ -80,3 +81,26 @@ def test_hostile_batch_is_contained(sandbox_image: str) -> None:
         guarded = {"allclose"} if judged else VALUE_CHECKS
         assert not passed & guarded, (name, passed)
     assert sandbox_containers() == []
+
+
+@pytest.mark.parametrize("warm", [False, True])
+def test_a_problem_finds_nothing_the_problems_before_it_left(
+    sandbox_image: str, warm: bool
+) -> None:
+    """`shares_between_problems` leaves each problem's inputs in /out, /tmp and its own folder
+    and searches for the other's: in a container of its own and in a warm one, the out folder
+    holds only the problem's own folder and nothing is found; both problems and the control
+    keep full marks."""
+    catalog = Catalog()
+    backend = WarmBackend(sandbox_image) if warm else DockerBackend(sandbox_image)
+    problems = catalog.select(["split_heads", "self_attention"])
+    paths = [ROOT / "tests" / "hostile" / "shares_between_problems", *EXAMPLES[:1]]
+    with Grader(catalog, problems, backend, 0) as grader:
+        reports = {r.submission: r for r in grader.grade_many(paths, jobs=1)}
+    assert reports["complete"].total == reports["complete"].max_total
+    marks = {"split_heads": "INPUTS-OF-SPLIT-HEADS", "self_attention": "INPUTS-OF-SELF-ATTENTION"}
+    for problem in reports["shares_between_problems"].problems:
+        assert problem.score == problem.max_score, problem.message
+        assert marks[problem.problem] in problem.stdout
+        assert f"OUT HOLDS ['{problem.problem}']" in problem.stdout, problem.stdout
+        assert "LEAKED" not in problem.stdout, problem.stdout

@@ -153,7 +153,7 @@ def release_body(view: SubmissionReport, result: dict[str, Any]) -> str:
     runs_as = view.run.environment.get("runs_as")
     if runs_as:
         lines += [ran_as(runs_as.split(" (")[0]), ""]
-    body = "\n".join(lines) + "\n" + inert(candidate_feedback(view))
+    body = "\n".join(lines) + "\n" + candidate_feedback(view)
     if len(body) <= MAX_BODY_CHARS:
         return body
     cut = body[:MAX_BODY_CHARS].rsplit("\n", 1)[0]
@@ -169,11 +169,6 @@ def ran_as(account: str) -> str:
         f"Your code ran as the account {markdown(account)}, with limits on its time and memory, "
         "apart from the grader."
     )
-
-
-def inert(text: str) -> str:
-    """Markdown whose mentions and bare links stay text: a Release notifies who it mentions."""
-    return text.replace("@", "@\u2060").replace("://", ":\u2060//")
 
 
 def output_lines(view: SubmissionReport, result: dict[str, Any]) -> str:

@@ -6,8 +6,8 @@ zero bytes). The submission is a read-only bind mount, made readable for the san
 10001) by adding read bits on the host if they lack them; the job arrives on stdin, through
 the engine's attach socket. The worker is PID 1 (no init process): it reaps every orphan, and
 no process of the container can signal it or open its /proc files. Results leave the
-container as a ustar stream on its stdout (the worker's `--emit-tar`), read with a byte cap and
-extracted by a strict reader of our own.
+container as a ustar stream on its stdout, read with a byte cap and extracted by a strict
+reader of our own.
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from grader.sandboxing.backends.base import (
     WorkerRun,
     feed,
 )
+from grader.sandboxing.backends.drain import MIB, extract, stdout_cap
 from grader.sandboxing.backends.streams import Streams
-from grader.sandboxing.backends.tarred import MIB, extract, stdout_cap
 from grader.sandboxing.defaults import DEFAULT_TAG
 from grader.sandboxing.engine import (
     LABEL,
@@ -60,7 +60,7 @@ IN_IMAGE = ("python3", "-I", "/opt/worker/sandbox/__main__.py")
 """How the image runs the worker (the `sandbox` package, copied to /opt/worker)."""
 WORKER_COMMAND: tuple[str, ...] = (
     *IN_IMAGE,
-    "--submission", "/submission", "--out", "/out", "--emit-tar", "--clean-scratch",
+    "--submission", "/submission", "--out", "/out", "--clean-scratch",
 )  # fmt: skip
 
 
@@ -274,7 +274,6 @@ class DockerBackend:
                     cleanup.unregister(name)
             run.environment = env
             if run.fault is None:  # what arrived before a timeout or a cut still counts
-                tar.seek(0)
                 extract(tar, job, run)
         return run
 

@@ -27,7 +27,7 @@ from grader.sandboxing.backends.base import (
     WorkerRun,
     feed,
 )
-from grader.sandboxing.backends.local import copy_results
+from grader.sandboxing.backends.drain import EXTRACT_SECONDS, PipeDrain, extract, stdout_cap
 from grader.sandboxing.capped import read_log
 
 WORKER_FAILED = 70
@@ -39,6 +39,7 @@ class Forked:
 
     pid: int
     job_pipe: int
+    results: int
     home: Path
 
     @property
@@ -72,6 +73,7 @@ class ForkBackend:
         ready, self._ready = self._ready, None
         if ready is not None:
             os.close(ready.job_pipe)
+            os.close(ready.results)
             kill(ready.pid)
             shutil.rmtree(ready.home, ignore_errors=True)
 
@@ -79,24 +81,29 @@ class ForkBackend:
         forked, self._ready = self._ready, None
         forked = forked or fork_worker()
         start = time.monotonic()
-        try:
-            shutil.copytree(job.submission_dir, forked.submission_dir, dirs_exist_ok=True)
-            feed(
-                lambda data: os.write(forked.job_pipe, data),
-                job.job,
-                lambda: os.close(forked.job_pipe),
-            )
-            status, timed_out = wait(forked.pid, start + job.limits.wall_seconds, job)
-            copy_results(forked.out_dir, job.out_dir, job.outputs, job.limits.output_mb << 20)
-            text = read_log(forked.home / "log", job.limits.log_bytes)
-        finally:
-            shutil.rmtree(forked.home, ignore_errors=True)
-        return WorkerRun(
-            exit_code=os.waitstatus_to_exitcode(status) if status is not None else None,
-            timed_out=timed_out,
-            wall_seconds=time.monotonic() - start,
-            stderr=text,
-        )
+        with tempfile.TemporaryFile(prefix="grader-stdout-") as tar:
+            drain = PipeDrain(forked.results, tar, stdout_cap(job.limits))
+            drain.start()
+            try:
+                shutil.copytree(job.submission_dir, forked.submission_dir, dirs_exist_ok=True)
+                feed(
+                    lambda data: os.write(forked.job_pipe, data),
+                    job.job,
+                    lambda: os.close(forked.job_pipe),
+                )
+                status, timed_out = wait(forked.pid, start + job.limits.wall_seconds, job, drain)
+                drain.join(timeout=EXTRACT_SECONDS)
+                run = WorkerRun(
+                    exit_code=os.waitstatus_to_exitcode(status) if status is not None else None,
+                    timed_out=timed_out,
+                    wall_seconds=time.monotonic() - start,
+                    stderr=read_log(forked.home / "log", job.limits.log_bytes),
+                    output_error=drain.output_error(),
+                )
+                extract(tar, job, run)
+            finally:
+                shutil.rmtree(forked.home, ignore_errors=True)
+        return run
 
 
 def torch_imported() -> bool:
@@ -116,23 +123,28 @@ def fork_worker() -> Forked:
     submission.mkdir()
     out.mkdir()
     read, write = os.pipe()
+    results, stream = os.pipe()
     pid = os.fork()
     if pid == 0:  # the worker: never returns
         os.close(write)
-        worker(read, home / "log", submission, out)
+        os.close(results)
+        worker(read, stream, home / "log", submission, out)
     os.close(read)
-    return Forked(pid, write, home)
+    os.close(stream)
+    return Forked(pid, write, results, home)
 
 
-def worker(job_fd: int, log: Path, submission: Path, out: Path) -> None:
-    """In the forked child: the job on stdin, stdout and stderr to `log`, then the worker."""
+def worker(job_fd: int, stream: int, log: Path, submission: Path, out: Path) -> None:
+    """In the forked child: the job on stdin, the result stream on stdout, stderr to `log`,
+    then the worker."""
     code = WORKER_FAILED
     try:
         os.setsid()
         os.dup2(job_fd, 0)
         os.close(job_fd)
+        os.dup2(stream, 1)
+        os.close(stream)
         logged = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.dup2(logged, 1)
         os.dup2(logged, 2)
         os.close(logged)
         from sandbox.worker import main
@@ -144,12 +156,12 @@ def worker(job_fd: int, log: Path, submission: Path, out: Path) -> None:
         os._exit(code)
 
 
-def wait(pid: int, deadline: float, job: WorkerJob) -> tuple[int | None, bool]:
-    """The worker's wait status, or None once it was killed at the deadline (True) or stopped;
-    its whole session is killed then."""
+def wait(pid: int, deadline: float, job: WorkerJob, drain: PipeDrain) -> tuple[int | None, bool]:
+    """The worker's wait status, or None once it was killed at the deadline (True), stopped or
+    over the output cap; its whole session is killed then."""
     pidfd = os.pidfd_open(pid)
     try:
-        while not job.stop.is_set():
+        while not job.stop.is_set() and not drain.overflow.is_set():
             left = deadline - time.monotonic()
             if left <= 0:
                 kill(pid)

@@ -8,15 +8,15 @@ code, for tests, and where no Docker engine runs; grade untrusted code with `--b
 Given a `user` (the grader running as root, e.g. in a Gradescope container), the worker runs
 as that unprivileged account: it cannot read or write what only root can, and every process
 the account left is killed after each run (so runs as one account go one at a time).
-The worker's results come as its own result stream (`--emit-tar`) into a file the host opened
-before it started: the markers and exit records in the account's folders are never read.
 
 The worker starts through `launch.py`, which sets the rlimits and then drops to the account
 in the child itself, before the worker's first instruction: no limit is set from outside.
 Where the machine lets an unprivileged account make one (util-linux's `unshare`, user
 namespaces allowed), the worker runs as PID 1 of a PID namespace of its own: no process of a
 submission can see or signal another's (a process left behind by one submission SIGKILLed the
-problems of another graded beside it), and none outlives its worker.
+problems of another graded beside it), and none outlives its worker. The results come as a
+container's do, a ustar stream on the worker's stdout (`drain.py`): nothing is read from a
+folder the candidate's code can write, and no problem finds what an earlier one left.
 """
 
 from __future__ import annotations
@@ -48,9 +48,10 @@ from grader.sandboxing.backends.base import (
     WorkerRun,
     feed,
 )
-from grader.sandboxing.backends.tarred import extract, stdout_cap
-from grader.sandboxing.capped import read_capped, read_log
+from grader.sandboxing.backends.drain import EXTRACT_SECONDS, PipeDrain, extract, stdout_cap
+from grader.sandboxing.capped import read_log
 from grader.sandboxing.paths import WORKER_FILE
+from sandbox.folders import SHARED_ROOTS
 
 
 def process_count(uid: int) -> int:
@@ -142,9 +143,10 @@ def sweep(user: pwd.struct_passwd) -> None:
     )
 
 
-def wait_or_stop(proc: subprocess.Popen[bytes], deadline: float, stop: threading.Event) -> bool:
-    """Wait for `proc` until the deadline or until `stop` is set; True if the deadline passed."""
-    while not stop.is_set():
+def wait_or_stop(proc: subprocess.Popen[bytes], deadline: float, *stops: threading.Event) -> bool:
+    """Wait for `proc` until the deadline or until one of `stops` is set; True if the deadline
+    passed."""
+    while not any(stop.is_set() for stop in stops):
         left = deadline - time.monotonic()
         if left <= 0:
             return True
@@ -185,8 +187,8 @@ class LocalBackend:
 
     Given `ready` limits, one worker is started at once with them (in folders of its own), so
     that it has imported torch by the time the first job with those limits arrives: the
-    job's files are copied in and its results out. `grader check` starts it before the host
-    loads the course, so that the two imports of torch overlap."""
+    job's files are copied in. `grader check` starts it before the host loads the course, so
+    that the two imports of torch overlap."""
 
     name = BackendName.local
     isolation = Isolation.process
@@ -248,7 +250,7 @@ class LocalBackend:
     def _start(self, limits: Limits, submission_dir: Path, out_dir: Path, home: Path) -> Started:
         """Start the worker on these folders; it reads its job from stdin once torch is in."""
         user = self.user
-        worker_home = home / "home" if user is not None else home
+        worker_home = home / "home"
         worker_home.mkdir(exist_ok=True)
         env = {
             **SANDBOX_ENV,
@@ -265,20 +267,20 @@ class LocalBackend:
             str(submission_dir),
             "--out",
             str(out_dir),
+            *scratch_options(worker_home, user),
             "--memory-mb",
             str(limits.memory_mb),
-            "--emit-tar",
         ]
         processes = process_count(os.getuid() if user is None else user.pw_uid) + limits.pids
         submission_dir.mkdir(parents=True, exist_ok=True)
         out_dir.mkdir(parents=True, exist_ok=True)
         if user is not None:
             hand_over([submission_dir], [out_dir, worker_home], user)
-        with (home / "stream").open("wb") as out, (home / "stderr").open("wb") as err:
+        with (home / "stderr").open("wb") as err:
             proc = subprocess.Popen(
                 launched(worker, rlimits(limits, processes), user),
                 stdin=subprocess.PIPE,
-                stdout=out,
+                stdout=subprocess.PIPE,
                 stderr=err,
                 env=env,
                 cwd=submission_dir,
@@ -287,69 +289,41 @@ class LocalBackend:
         return Started(proc, home, limits, submission_dir, out_dir)
 
     def _finish(self, started: Started, job: WorkerJob) -> WorkerRun:
-        """Give the started worker its job and wait for it, within the wall clock."""
+        """Give the started worker its job and read its result stream, within the wall clock."""
         proc, limits = started.proc, started.limits
-        assert proc.stdin is not None
+        assert proc.stdin is not None and proc.stdout is not None
         start = time.monotonic()
-        timed_out = False
-        try:
-            feed(proc.stdin.write, job.job, proc.stdin.close)
-            timed_out = wait_or_stop(proc, start + limits.wall_seconds, job.stop)
-        finally:
-            end(started)
-            if self.user is not None:  # no process of the account's left to change the copy
-                sweep(self.user)
-        run = WorkerRun(
-            exit_code=proc.returncode,
-            timed_out=timed_out,
-            wall_seconds=time.monotonic() - start,
-            stderr=read_log(started.home / "stderr", limits.log_bytes),
-            fault=STOPPED if job.stop.is_set() else None,
-        )
-        job.out_dir.mkdir(parents=True, exist_ok=True)
-        with (started.home / "stream").open("rb") as tar:
-            if os.fstat(tar.fileno()).st_size > stdout_cap(limits):
-                run.output_error = f"stdout exceeded {stdout_cap(limits)} bytes"
-            else:
+        with tempfile.TemporaryFile(prefix="grader-stdout-") as tar:
+            drain = PipeDrain(os.dup(proc.stdout.fileno()), tar, stdout_cap(limits))
+            proc.stdout.close()
+            drain.start()
+            try:
+                feed(proc.stdin.write, job.job, proc.stdin.close)
+                deadline = start + limits.wall_seconds
+                timed_out = wait_or_stop(proc, deadline, job.stop, drain.overflow)
+            finally:
+                end(started)
+                if self.user is not None:  # no process of the account's left
+                    sweep(self.user)
+            drain.join(timeout=EXTRACT_SECONDS)
+            run = WorkerRun(
+                exit_code=proc.returncode,
+                timed_out=timed_out,
+                wall_seconds=time.monotonic() - start,
+                stderr=read_log(started.home / "stderr", limits.log_bytes),
+                output_error=drain.output_error(),
+                fault=STOPPED if job.stop.is_set() else None,
+            )
+            if run.fault is None:  # what arrived before a timeout or a cut still counts
                 extract(tar, job, run)
         return run
 
 
-def copy_results(source: Path, dest: Path, names: frozenset[str], limit: int) -> None:
-    """Copy the result files the host may read (`names`) from a worker's folder."""
-    for name in sorted(names):
-        data = read_result(source, name, limit)
-        if data is not None:
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            (dest / name).write_bytes(data)
-
-
-def read_result(root: Path, name: str, limit: int) -> bytes | None:
-    """A result file's bytes: a regular file of at most `limit` bytes reached through no link
-    (symbolic or hard), each folder on its way opened as it is found (the candidate's code may
-    have left anything in the folder, and may still be changing it), else None."""
-    *folders, file = Path(name).parts
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
-    try:
-        fd = os.open(root, flags | os.O_DIRECTORY)
-    except OSError:
-        return None
-    try:
-        for folder in folders:
-            inner = os.open(folder, flags | os.O_DIRECTORY, dir_fd=fd)
-            os.close(fd)
-            fd = inner
-        found = os.open(file, flags, dir_fd=fd)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    with os.fdopen(found, "rb") as handle:
-        status = os.fstat(found)
-        if not stat.S_ISREG(status.st_mode) or status.st_nlink != 1:  # a hard link: another's
-            return None
-        data, more = read_capped(handle, limit)
-    return None if more else data
+def scratch_options(home: Path, user: pwd.struct_passwd | None) -> list[str]:
+    """The worker's `--scratch` folders, whose entries of its account's it removes before each
+    problem: its home (its TMPDIR), and, as an account of its own, the machine's shared ones."""
+    shared = [str(root) for root in SHARED_ROOTS if root.is_dir()] if user is not None else []
+    return [option for folder in (str(home), *shared) for option in ("--scratch", folder)]
 
 
 def end(started: Started) -> None:
@@ -357,9 +331,10 @@ def end(started: Started) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(started.proc.pid, signal.SIGKILL)
     started.proc.wait()
-    if started.proc.stdin is not None:
-        with contextlib.suppress(OSError):
-            started.proc.stdin.close()
+    for pipe in (started.proc.stdin, started.proc.stdout):
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()
 
 
 def discard(started: Started) -> None:

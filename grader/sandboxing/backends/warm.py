@@ -44,8 +44,8 @@ from grader.sandboxing.backends.docker import (
     start_container,
     wait_exit,
 )
+from grader.sandboxing.backends.drain import MIB, extract, stdout_cap
 from grader.sandboxing.backends.streams import Streams
-from grader.sandboxing.backends.tarred import MIB, extract, stdout_cap
 from grader.sandboxing.engine import DockerError, remove_containers
 from grader.sandboxing.protocol import encode_submission, read_end
 from grader.sandboxing.staging import MAX_TOTAL_BYTES
@@ -193,7 +193,6 @@ class WarmContainer:
             run.wall_seconds = time.monotonic() - start
             run.stderr = self.stderr.since(logged)
             if run.fault is None:
-                tar.seek(0)
                 extract(tar, job, run)
         return run
 

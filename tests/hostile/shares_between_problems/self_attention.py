@@ -1,0 +1,85 @@
+"""Correct, but each call leaves its inputs wherever it can write, and its import looks for
+what the submission's other problem left (split_heads.py holds the same code)."""
+
+import hashlib
+import math
+import os
+import stat
+
+import torch
+from torch import nn
+
+MARK = "-".join(["INPUTS", "OF", "SELF", "ATTENTION"])  # no file holds it
+OTHER = "-".join(["INPUTS", "OF", "SPLIT", "HEADS"])
+
+KERNEL = {"/proc", "/sys", "/dev"}
+
+
+def own_folder():
+    """The out folder of this problem: where its stdout goes."""
+    return os.path.dirname(os.readlink("/proc/self/fd/1"))
+
+
+def writable():
+    """Where this problem can write besides its own folder: its cwd (the submission's copy), the
+    worker's out folder, $HOME, $TMPDIR, /out."""
+    found = [os.getcwd(), os.path.dirname(own_folder()), "/out"]
+    found += [os.environ.get("HOME", ""), os.environ.get("TMPDIR", "")]
+    return [p for p in dict.fromkeys(found) if p and os.path.isdir(p)]
+
+
+def snoop():
+    """Print what of the other problem this one finds: the out folder's entries, and every
+    regular file under those places and the cwd's parents (not the kernel's /proc, /sys and
+    /dev, /dev/shm aside) that holds the other's mark."""
+    out = os.path.dirname(own_folder())
+    print("OUT HOLDS", sorted(os.listdir(out)))
+    cwd = os.getcwd()
+    tops = [*writable(), "/dev/shm", os.path.dirname(cwd), os.path.dirname(os.path.dirname(cwd))]
+    seen = 0
+    for top in dict.fromkeys(tops):
+        for folder, folders, names in os.walk(top):
+            folders[:] = [f for f in folders if os.path.join(folder, f) not in KERNEL]
+            for name in names:
+                path = os.path.join(folder, name)
+                seen += 1
+                if seen > 5000:
+                    return
+                try:
+                    if not stat.S_ISREG(os.lstat(path).st_mode):
+                        continue
+                    with open(path, "rb") as file:
+                        data = file.read(1 << 20)
+                except OSError:
+                    continue
+                if OTHER.encode() in data:
+                    print("LEAKED", path, data[:200])
+
+
+def leave(x):
+    """Print this problem's inputs and leave them wherever it can write."""
+    line = f"{MARK} {tuple(x.shape)} {hashlib.sha256(x.detach().numpy().tobytes()).hexdigest()}"
+    print(line, flush=True)
+    for top in writable():
+        try:
+            with open(os.path.join(top, f"left-{os.getpid()}.txt"), "w") as file:
+                file.write(line)
+        except OSError:
+            pass
+
+
+snoop()
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, embedding_dim):
+        super().__init__()
+        self.W_q = nn.Linear(embedding_dim, embedding_dim, bias=False)
+        self.W_k = nn.Linear(embedding_dim, embedding_dim, bias=False)
+        self.W_v = nn.Linear(embedding_dim, embedding_dim, bias=False)
+
+    def forward(self, x):
+        leave(x)
+        q, k, v = self.W_q(x), self.W_k(x), self.W_v(x)
+        scores = torch.bmm(q, k.transpose(1, 2)) / math.sqrt(x.size(-1))
+        return torch.bmm(torch.softmax(scores, dim=-1), v)
