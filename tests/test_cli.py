@@ -23,7 +23,7 @@ from grader.courses.catalog import Catalog
 from grader.courses.course import OpenCourse
 from grader.platforms.classroom.workflow import workflow
 from grader.platforms.gradescope.autograder import build_autograder
-from grader.reports.models import SubmissionReport, read_report, write_report
+from grader.reports.models import ProblemStatus, SubmissionReport, read_report, write_report
 from grader.resume import saved_report
 from grader.sandboxing.staging import content_hash, stage_submission
 from grader.shards import SHARD_FILE, Shard
@@ -198,7 +198,18 @@ def test_grade_prints_the_table_by_problem_number(
 
     monkeypatch.setattr(course, "load_course", counted)
     out = tmp_path / "reports"
-    for report in sample_reports()[:2]:  # the third has a grader error: it would be regraded
+    full, mistakes = sample_reports()[:2]  # the third has a grader error: it would be regraded
+    forbidden = ProblemStatus.forbidden_api
+    twice = mistakes.model_copy(
+        update={
+            "submission": "twice",
+            "problems": [
+                p if p.problem == "split_heads" else p.model_copy(update={"status": forbidden})
+                for p in mistakes.problems
+            ],
+        }
+    )
+    for report in (full, mistakes, twice):
         submission = tmp_path / "subs" / report.submission
         submission.mkdir(parents=True)
         (submission / "split_heads.py").write_text("x = 1\n")
@@ -209,7 +220,8 @@ def test_grade_prints_the_table_by_problem_number(
     assert code == 0, text
     for problem in problems:
         assert f"{catalog.problems[problem].spec.number} {problem}" in text
-    assert "mistakes  forbidden API used: 9; import error: 11" in text
+    assert "mistakes  problem 9: forbidden API used; problem 11: import error" in text
+    assert "twice     problems 9, 11: forbidden API used" in text
     assert len(read) == 1
 
 

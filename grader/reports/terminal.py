@@ -113,9 +113,14 @@ def notes(reports: list[SubmissionReport], numbers: Mapping[str, int]) -> Table:
             if p.status.failed:
                 starred.setdefault(p.status.text, []).append(str(numbers[p.problem]))
         if starred:
-            text = "; ".join(f"{note}: {', '.join(which)}" for note, which in starred.items())
+            text = "; ".join(f"{problems(which)}: {note}" for note, which in starred.items())
             table.add_row(escape(report.submission), text)
     return table
+
+
+def problems(numbers: list[str]) -> str:
+    """`problem 1`, `problems 1, 9`: the problems' numbers named as problems, not counts."""
+    return ("problem " if len(numbers) == 1 else "problems ") + ", ".join(numbers)
 
 
 def print_scores(
