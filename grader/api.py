@@ -66,6 +66,12 @@ CHECK_BACKEND = BackendName.fork
 ENV_COURSE = "GRADER_COURSE"
 
 
+def listed(values: Sequence[str]) -> tuple[str, ...]:
+    """`("1,split_heads", "9")` -> ("1", "split_heads", "9"): an option repeated or
+    comma-separated, as `--format` and `--problem` take it."""
+    return tuple(v.strip() for value in values for v in value.split(",") if v.strip())
+
+
 # -- courses
 
 

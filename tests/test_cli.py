@@ -215,7 +215,7 @@ def test_grade_prints_the_table_by_problem_number(
         (submission / "split_heads.py").write_text("x = 1\n")
         write_report(saved_by_now(report, submission), out)
     problems = [p.problem for p in sample_reports()[0].problems]
-    options = [arg for problem in problems for arg in ("--problem", problem)]
+    options = ["--problem", ",".join(problems[:2]), "--problem", problems[2]]
     code, text = run("grade", str(tmp_path / "subs"), "--out", str(out), "--resume", *options)
     assert code == 0, text
     for problem in problems:
@@ -286,11 +286,12 @@ def test_check_grades_visible_checks_only(catalog: Catalog) -> None:
         "check",
         str(ROOT / "submissions" / "complete"),
         "--problem",
-        "split_heads",
+        "split_heads,1",  # by id and by number, comma-separated
         "--seed",
         "3",
     )
     assert code == 0, out
+    assert "\nself_attention  " in out and "\nsplit_heads  " in out and "\nmha_wrapper" not in out
     problem = catalog.problems["split_heads"]
     visible = [c for c in problem.spec.checks if c.visibility is Visibility.visible]
     hidden = [c for c in problem.spec.checks if c.visibility is not Visibility.visible]

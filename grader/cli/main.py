@@ -27,6 +27,7 @@ from grader.cli.shared import (
     listener,
     output_options,
     parsed,
+    problem_option,
     resume_command,
     seed_option,
 )  # fmt: skip
@@ -71,7 +72,7 @@ def init(problem: str, directory: Path, course: Path | None) -> None:
 
 @cli.command()
 @click.argument("path", default=".", type=click.Path(exists=True, path_type=Path))
-@option("--problem", "problems", multiple=True, help="Only these (default: those in PATH).")
+@problem_option("Only these (default: those in PATH).")
 @backend_option(api.CHECK_BACKEND, own_code=True)
 @seed_option
 @option("--reveal", is_flag=True, help="Also run the `after_due_date` checks.")
@@ -106,7 +107,7 @@ def check(path: Path, course: Path | None, **options: Any) -> None:
     help="Docker only: warm workers (the default: containers that import torch once and "
     "grade one submission after another, cleaned between them) or a fresh container each.",
 )
-@option("--problem", "problems", multiple=True, help="Grade only these problems.")
+@problem_option("Grade only these problems.")
 @jobs_option
 @seed_option
 @limit_options
@@ -200,7 +201,7 @@ def schema(kind: str) -> None:
 @cli.command()
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @option("--out", "out_dir", type=FOLDER, help="Also write DIR/similarity.json.")
-@option("--problem", "problems", multiple=True, help="Only these problems.")
+@problem_option("Only these problems.")
 @course_option
 def similarity(path: Path, course: Path | None, **options: Any) -> None:
     """Rank the pairs of submissions in PATH (what `grade` reads) by similarity, per problem,

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from grader import api
-from grader.cli.shared import EXISTING, FOLDER, course_option, echo_err
+from grader.cli.shared import EXISTING, FOLDER, course_option, echo_err, problem_option
 
 option = click.option
 WHEELS = click.Path(exists=True, file_okay=False, path_type=Path)
@@ -55,7 +55,7 @@ def classroom50() -> None:
 @option("--grader-url", required=True, help="Git URL of this grader, installed by pip.")
 @option("--ref", help="Branch or tag of the grader to use.")
 @option("--python", "python_version", default="3.11", show_default=True, help="The runner's.")
-@option("--problem", "problems", multiple=True, help="Set only these problems (by id).")
+@problem_option("Set only these problems.")
 @option("--force", is_flag=True, help="Replace an existing autograder.py and kit.")
 @course_option
 def classroom50_init(folder: Path, course: Path | None, **options: Any) -> None:

@@ -82,6 +82,15 @@ def limit_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def problem_option(help: str) -> Decorator:
+    """--problem, repeated or comma-separated (`--problem 1,split_heads`), as --format."""
+    return click.option(
+        "--problem", "problems", multiple=True, metavar="P[,P...]",
+        callback=parsed(api.listed, True),
+        help=f"{help} Repeated or comma-separated; by id or number.",
+    )  # fmt: skip
+
+
 def backend_option(default: api.BackendName, own_code: bool = False) -> Decorator:
     """--backend; with `own_code` (a candidate's check of their own code), fork is offered."""
     chosen = [b.value for b in api.BackendName if own_code or b is not api.BackendName.fork]
