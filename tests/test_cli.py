@@ -9,8 +9,10 @@ import stat
 import subprocess
 import sys
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
+import click
 import pytest
 import yaml
 from click.testing import CliRunner
@@ -541,3 +543,54 @@ def test_three_shards_merge_into_the_gradebook_of_one_run(
     code, text = run("grade", str(batch), "--backend", "local", "--isolation", "container")
     assert code == 2 and "--isolation is for --backend docker" in text
     assert fake_backend.runs >= 9 + 9  # the whole batch, then its three slices
+
+
+def commands(group: click.Group, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    """Every command's words (`("gradescope", "run")`), groups included."""
+    for name, command in group.commands.items():
+        yield (*path, name)
+        if isinstance(command, click.Group):
+            yield from commands(command, (*path, name))
+
+
+def parsed_example(line: str) -> click.Command:
+    """The command `line` runs, its words parsed as the command parses them (every value
+    converted and checked, but a path's, which names files of the example's machine)."""
+    words = shlex.split(line.split(" > ")[0])
+    assert words[0] == "grader", line
+    command: click.Command = cli
+    ctx = click.Context(cli, info_name="grader")
+    words = words[1:]
+    while isinstance(command, click.Group):
+        found = command.get_command(ctx, words[0])
+        assert found is not None, line
+        command, ctx = found, click.Context(found, info_name=words[0], parent=ctx)
+        words = words[1:]
+    values, rest, _ = command.make_parser(ctx).parse_args(words)
+    assert not rest, line
+    for param in command.params:
+        if not isinstance(param.type, click.Path):
+            param.process_value(ctx, param.consume_value(ctx, values)[0])
+    return command
+
+
+def test_help_lists_each_command_whole_with_an_example_that_parses() -> None:
+    """`grader --help` and a group's list each command's whole summary, never cut (`...`), at
+    the default width of 80; each command's help ends with an example that parses."""
+    code, text = run("--help")
+    assert code == 0 and "_GRADER_COMPLETE=bash_source grader" in text
+    for words in ((), *commands(cli)):
+        code, text = run(*words, "--help")
+        assert code == 0, words
+        command: click.Command = cli
+        for word in words:
+            assert isinstance(command, click.Group)
+            command = command.commands[word]
+        if isinstance(command, click.Group):
+            listing = " ".join(text.split("Commands:")[1].split("Example:")[0].split())
+            assert "..." not in listing, words
+            for sub in command.commands.values():
+                assert " ".join((sub.help or "").split("\n\n")[0].split()) in listing, words
+        if words:
+            example = parsed_example(text.split("Example:\n")[1].strip())
+            assert isinstance(command, click.Group) or example is command, words
