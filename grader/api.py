@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, get_args
 
 from grader.batch import JOBS, Interrupted, Listener, Settings, grade_path, kit_seed
 from grader.courses.course import OpenCourse, open_course, read_course
+from grader.courses.readme import README_FILE as KIT_README
 from grader.errors import GraderError
 from grader.outputs import FORMATS, Options, parse_formats, read_reports, write_outputs
 from grader.reports.junit import SuiteBy
@@ -49,7 +50,8 @@ if TYPE_CHECKING:
     from grader.validate import Outcome
 
 __all__ = [
-    "CACHE_DIR", "DEFAULT_BASE", "DEFAULT_TAG", "FORMATS", "JOBS", "SUITES", "TORCH_VERSION",
+    "CACHE_DIR", "DEFAULT_BASE", "DEFAULT_TAG", "FORMATS", "JOBS", "KIT_README", "SUITES",
+    "TORCH_VERSION",
     "BackendName", "GraderError", "Interrupted", "Isolation", "LimitOverrides", "Listener",
     "Settings", "Shard", "SuiteBy", "build_image", "download_wheelhouse", "make_base_image",
     "parse_formats", "plain", "take_signals",

@@ -188,7 +188,9 @@ def release(out: Path, seed: int | None, course: Path | None) -> None:
     """Write the candidate kit: statements, starters, contracts and what the visible checks need
     to run (`grader check --course KIT`), without references or hidden checks."""
     api.release(course, out, seed=seed)
-    click.echo(f"wrote the candidate kit {out}: `grader check --course {out}` runs it")
+    readme = out / api.KIT_README
+    click.echo(f"wrote the candidate kit {out}: `grader check --course {out}` runs it, and "
+               f"{readme} tells candidates how to check and hand in their work")  # fmt: skip
 
 
 @cli.command(epilog=example("grader checks > docs/checks.md"))
