@@ -563,6 +563,17 @@ def gradescope_run(
     return run_gradescope(submission, results, user, course(course_path).catalog)
 
 
+def gradescope_summary(report: SubmissionReport, results: Path) -> str:
+    """What `gradescope run` prints, for instructors: the score, each problem's status and
+    failures, the notes, and where results.json (none after a grader fault) and the full
+    report are."""
+    from grader.platforms.gradescope.run import report_path
+    from grader.platforms.gradescope.summary import instructor_summary
+
+    written = None if report.grader_fault else results
+    return instructor_summary(report, written, report_path(results))
+
+
 # -- the sandbox image
 
 

@@ -154,11 +154,11 @@ def gradescope_run(submission: Path, course: Path | None, **options: Any) -> Non
     """Grade SUBMISSION inside Gradescope's container (what run_autograder calls): the problem
     files at its top or in one folder of it."""
     report = api.gradescope_run(submission, course_path=course, **options)
-    click.echo(report.model_dump_json(indent=2))
+    click.echo(api.gradescope_summary(report, options["results"]))
     if report.grader_fault:
         echo_err(
             "grader error: no results.json: Gradescope shows that the autograder failed and "
-            "records no score; regrade once the report above says what failed"
+            "records no score; regrade once the summary above says what failed"
         )
         sys.exit(2)
 
