@@ -70,7 +70,9 @@ def test_graded_feedback_names_the_renamed_parameter_and_the_missing_module(
         "embedding_dim: rename d_model to embedding_dim"
     )
     feedback = (out / "feedback" / "renamed.md").read_text().replace("\\", "")
-    for text in (feedback, gradescope_outputs(out, "renamed")):
+    grade(renamed, tmp_path / "one", "classroom50")  # Classroom 50 renders one submission
+    release = (tmp_path / "one" / "classroom50" / "release-body.md").read_text()
+    for text in (feedback, gradescope_outputs(out, "renamed"), release.replace("\\", "")):
         assert f"the constructor raised: TypeError: {said}: {hint}" in text, text
     feedback = (out / "feedback" / "einops_user.md").read_text().replace("\\", "")
     for text in (feedback, gradescope_outputs(out, "einops_user")):
