@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, get_args
 
 from grader.batch import JOBS, Interrupted, Listener, Settings, grade_path, kit_seed
 from grader.courses.course import OpenCourse, open_course, read_course
+from grader.courses.readme import README_FILE as KIT_README
 from grader.errors import GraderError
 from grader.outputs import FORMATS, Options, parse_formats, read_reports, write_outputs
 from grader.reports.junit import SuiteBy
@@ -49,7 +50,8 @@ if TYPE_CHECKING:
     from grader.validate import Outcome
 
 __all__ = [
-    "CACHE_DIR", "DEFAULT_BASE", "DEFAULT_TAG", "FORMATS", "JOBS", "SUITES", "TORCH_VERSION",
+    "CACHE_DIR", "DEFAULT_BASE", "DEFAULT_TAG", "FORMATS", "JOBS", "KIT_README", "SUITES",
+    "TORCH_VERSION",
     "BackendName", "GraderError", "Interrupted", "Isolation", "LimitOverrides", "Listener",
     "Settings", "Shard", "SuiteBy", "build_image", "download_wheelhouse", "make_base_image",
     "parse_formats", "plain", "take_signals",
@@ -64,6 +66,12 @@ DOCKER_ISOLATION = [Isolation.warm.value, Isolation.container.value]
 CHECK_BACKEND = BackendName.fork
 """Where `check` runs a candidate's own code by default: a fork of the grader's process."""
 ENV_COURSE = "GRADER_COURSE"
+
+
+def listed(values: Sequence[str]) -> tuple[str, ...]:
+    """`("1,split_heads", "9")` -> ("1", "split_heads", "9"): an option repeated or
+    comma-separated, as `--format` and `--problem` take it."""
+    return tuple(v.strip() for value in values for v in value.split(",") if v.strip())
 
 
 # -- courses
@@ -553,6 +561,17 @@ def gradescope_run(
     from grader.platforms.gradescope.run import run_gradescope
 
     return run_gradescope(submission, results, user, course(course_path).catalog)
+
+
+def gradescope_summary(report: SubmissionReport, results: Path) -> str:
+    """What `gradescope run` prints, for instructors: the score, each problem's status and
+    failures, the notes, and where results.json (none after a grader fault) and the full
+    report are."""
+    from grader.platforms.gradescope.run import report_path
+    from grader.platforms.gradescope.summary import instructor_summary
+
+    written = None if report.grader_fault else results
+    return instructor_summary(report, written, report_path(results))
 
 
 # -- the sandbox image

@@ -9,8 +9,10 @@ import stat
 import subprocess
 import sys
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
+import click
 import pytest
 import yaml
 from click.testing import CliRunner
@@ -23,7 +25,7 @@ from grader.courses.catalog import Catalog
 from grader.courses.course import OpenCourse
 from grader.platforms.classroom.workflow import workflow
 from grader.platforms.gradescope.autograder import build_autograder
-from grader.reports.models import SubmissionReport, read_report, write_report
+from grader.reports.models import ProblemStatus, SubmissionReport, read_report, write_report
 from grader.resume import saved_report
 from grader.sandboxing.staging import content_hash, stage_submission
 from grader.shards import SHARD_FILE, Shard
@@ -198,18 +200,30 @@ def test_grade_prints_the_table_by_problem_number(
 
     monkeypatch.setattr(course, "load_course", counted)
     out = tmp_path / "reports"
-    for report in sample_reports()[:2]:  # the third has a grader error: it would be regraded
+    full, mistakes = sample_reports()[:2]  # the third has a grader error: it would be regraded
+    forbidden = ProblemStatus.forbidden_api
+    twice = mistakes.model_copy(
+        update={
+            "submission": "twice",
+            "problems": [
+                p if p.problem == "split_heads" else p.model_copy(update={"status": forbidden})
+                for p in mistakes.problems
+            ],
+        }
+    )
+    for report in (full, mistakes, twice):
         submission = tmp_path / "subs" / report.submission
         submission.mkdir(parents=True)
         (submission / "split_heads.py").write_text("x = 1\n")
         write_report(saved_by_now(report, submission), out)
     problems = [p.problem for p in sample_reports()[0].problems]
-    options = [arg for problem in problems for arg in ("--problem", problem)]
+    options = ["--problem", ",".join(problems[:2]), "--problem", problems[2]]
     code, text = run("grade", str(tmp_path / "subs"), "--out", str(out), "--resume", *options)
     assert code == 0, text
     for problem in problems:
         assert f"{catalog.problems[problem].spec.number} {problem}" in text
-    assert "mistakes  forbidden API used: 9; import error: 11" in text
+    assert "mistakes  problem 9: forbidden API used; problem 11: import error" in text
+    assert "twice     problems 9, 11: forbidden API used" in text
     assert len(read) == 1
 
 
@@ -274,11 +288,12 @@ def test_check_grades_visible_checks_only(catalog: Catalog) -> None:
         "check",
         str(ROOT / "submissions" / "complete"),
         "--problem",
-        "split_heads",
+        "split_heads,1",  # by id and by number, comma-separated
         "--seed",
         "3",
     )
     assert code == 0, out
+    assert "\nself_attention  " in out and "\nsplit_heads  " in out and "\nmha_wrapper" not in out
     problem = catalog.problems["split_heads"]
     visible = [c for c in problem.spec.checks if c.visibility is Visibility.visible]
     hidden = [c for c in problem.spec.checks if c.visibility is not Visibility.visible]
@@ -528,3 +543,54 @@ def test_three_shards_merge_into_the_gradebook_of_one_run(
     code, text = run("grade", str(batch), "--backend", "local", "--isolation", "container")
     assert code == 2 and "--isolation is for --backend docker" in text
     assert fake_backend.runs >= 9 + 9  # the whole batch, then its three slices
+
+
+def commands(group: click.Group, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    """Every command's words (`("gradescope", "run")`), groups included."""
+    for name, command in group.commands.items():
+        yield (*path, name)
+        if isinstance(command, click.Group):
+            yield from commands(command, (*path, name))
+
+
+def parsed_example(line: str) -> click.Command:
+    """The command `line` runs, its words parsed as the command parses them (every value
+    converted and checked, but a path's, which names files of the example's machine)."""
+    words = shlex.split(line.split(" > ")[0])
+    assert words[0] == "grader", line
+    command: click.Command = cli
+    ctx = click.Context(cli, info_name="grader")
+    words = words[1:]
+    while isinstance(command, click.Group):
+        found = command.get_command(ctx, words[0])
+        assert found is not None, line
+        command, ctx = found, click.Context(found, info_name=words[0], parent=ctx)
+        words = words[1:]
+    values, rest, _ = command.make_parser(ctx).parse_args(words)
+    assert not rest, line
+    for param in command.params:
+        if not isinstance(param.type, click.Path):
+            param.process_value(ctx, param.consume_value(ctx, values)[0])
+    return command
+
+
+def test_help_lists_each_command_whole_with_an_example_that_parses() -> None:
+    """`grader --help` and a group's list each command's whole summary, never cut (`...`), at
+    the default width of 80; each command's help ends with an example that parses."""
+    code, text = run("--help")
+    assert code == 0 and "_GRADER_COMPLETE=bash_source grader" in text
+    for words in ((), *commands(cli)):
+        code, text = run(*words, "--help")
+        assert code == 0, words
+        command: click.Command = cli
+        for word in words:
+            assert isinstance(command, click.Group)
+            command = command.commands[word]
+        if isinstance(command, click.Group):
+            listing = " ".join(text.split("Commands:")[1].split("Example:")[0].split())
+            assert "..." not in listing, words
+            for sub in command.commands.values():
+                assert " ".join((sub.help or "").split("\n\n")[0].split()) in listing, words
+        if words:
+            example = parsed_example(text.split("Example:\n")[1].strip())
+            assert isinstance(command, click.Group) or example is command, words

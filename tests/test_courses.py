@@ -4,8 +4,11 @@ built-in ones, its `[[problems]]` list, and the candidate kit `grader release` w
 from __future__ import annotations
 
 import json
+import os
 import re
+import shlex
 import shutil
+import stat
 import subprocess
 import sys
 import zipfile
@@ -370,3 +373,31 @@ def test_a_form_in_the_kits_checks_file_is_refused(course: Path) -> None:
     (folder / "diagnosis.py").unlink()
     out = CliRunner().invoke(cli, ["validate", "--course", str(course)])
     assert out.exit_code == 2 and "a diagnosis form goes in diagnosis.py" in out.output, out.output
+
+
+@pytest.mark.timeout(300)
+def test_the_kit_reads_as_a_candidate_needs_it_and_is_readable_by_all(
+    course: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Released with a strict umask, a kit shared on a machine is readable by every account
+    (safetensors wrote its file 0600); its README's commands run as written, from where the
+    kit is; the closing message names the kit as it was typed."""
+    monkeypatch.chdir(tmp_path)
+    umask = os.umask(0o077)
+    try:
+        said = run("release", "--course", str(course), "--out", "kit")
+    finally:
+        os.umask(umask)
+    assert said.startswith("wrote the candidate kit kit: `grader check --course kit` runs it")
+    assert "kit/README.md tells candidates" in said and str(tmp_path) not in said
+    kit = tmp_path / "kit"
+    for path in (kit, *kit.rglob("*")):
+        assert stat.S_IMODE(path.stat().st_mode) == (0o755 if path.is_dir() else 0o644), path
+    readme = (kit / "README.md").read_text()
+    assert "| `doubling` |" not in readme and "`doubling`: " in readme
+    assert "| `doubling.py` |" in readme and "| 1 (3 pts) |" in readme  # its hidden check
+    commands = readme.split("```bash\n")[1].split("```")[0].splitlines()
+    assert commands[-1] == "grader check my-work --course kit"
+    for line in commands:
+        run(*shlex.split(line)[1:], ok=(0, 1))  # check: 1, the starter fails its checks
+    assert (tmp_path / "my-work" / "doubling.py").is_file()

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 import zipfile
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from grader.cli.main import cli
 from grader.platforms.gradescope.autograder import RUN, SETUP, build_autograder, requirements
+from grader.reports.models import CheckStatus, read_report
+from grader.reports.text import num
 from grader.sandboxing.locate import locate
+from tests.conftest import ROOT
 
 ENTRIES = {"split_heads.py", "mha_by_loop.py"}
 
@@ -75,3 +82,38 @@ def test_no_problem_file_says_what_was_expected(tmp_path: Path) -> None:
     assert located.folder == tmp_path
     assert "mha_by_loop.py, split_heads.py" in located.note
     assert "it holds: deep/, notes.txt" in located.note
+
+
+@pytest.mark.timeout(300)
+def test_run_prints_a_short_summary_for_instructors(tmp_path: Path) -> None:
+    """What Gradescope shows instructors as the autograder's output: the score, each problem's
+    status and what failed, the notes, where the full report and results.json are; not the
+    report's JSON (5 to 30 KB a submission)."""
+    upload = tmp_path / "submission"
+    shutil.copytree(ROOT / "submissions" / "classic_mistakes", upload)
+    shutil.copy(ROOT / "submissions" / "complete" / "self_attention.py", upload / "SelfAttn.py")
+    results = tmp_path / "results" / "results.json"
+    result = CliRunner().invoke(
+        cli,
+        ["gradescope", "run", str(upload), "--results", str(results)],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    full = read_report(results.with_name("report.json"))
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"score {num(full.total)}/180 (seed {full.run.seed})"
+    assert len(result.stdout.encode()) < 4000 and not result.stdout.startswith("{")
+    mistakes = full.problem("split_heads")
+    assert ["split_heads", f"{num(mistakes.score)}/13"] in [line.split() for line in lines]
+    failed = [c for c in mistakes.checks if c.status is CheckStatus.failed]
+    assert failed and all(f"      ✘ {c.name}: " in result.stdout for c in failed)
+    assert any(line.startswith("not attempted: self_attention, ") for line in lines)
+    assert (
+        "  self_attention: no self_attention.py in the submission: found SelfAttn.py: rename it "
+        "to self_attention.py"
+    ) in lines
+    assert lines[-2:] == [
+        f"full report (JSON): {results.with_name('report.json')}",
+        f"results.json: {results}",
+    ]
+    assert json.loads(results.read_text())["score"] == full.total

@@ -22,20 +22,27 @@ from grader.cli.shared import (
     course_option,
     echo,
     echo_err,
+    example,
     failed,
     jobs_option,
     limit_options,
     listener,
     output_options,
     parsed,
+    problem_option,
     resume_command,
     seed_option,
 )  # fmt: skip
 
 option = click.option
+EPILOG = (
+    "Run `grader COMMAND --help` for a command's options and an example. Shell completion: "
+    '`eval "$(_GRADER_COMPLETE=bash_source grader)"` in ~/.bashrc (zsh_source, fish_source '
+    "for zsh and fish)."
+)
 
 
-@click.group(cls=Commands)
+@click.group(cls=Commands, epilog=EPILOG)
 @click.version_option(package_name="attention-grader")
 def cli() -> None:
     """Grade multi-head attention exercises in PyTorch."""
@@ -44,14 +51,14 @@ def cli() -> None:
 # -- candidates
 
 
-@cli.command()
+@cli.command(epilog=example("grader problems --course my-course"))
 @course_option
 def problems(course: Path | None) -> None:
     """List the course's problems and their points."""
     echo("\n".join(api.problem_lines(course)))
 
 
-@cli.command()
+@cli.command(epilog=example("grader show split_heads"))
 @click.argument("problem")
 @course_option
 def show(problem: str, course: Path | None) -> None:
@@ -59,7 +66,7 @@ def show(problem: str, course: Path | None) -> None:
     echo(api.describe_problem(course, problem))
 
 
-@cli.command()
+@cli.command(epilog=example("grader init split_heads my-work"))
 @click.argument("problem")
 @click.argument("directory", default=".", type=FOLDER)
 @course_option
@@ -70,9 +77,9 @@ def init(problem: str, directory: Path, course: Path | None) -> None:
     echo(f"wrote {path}: run `{shlex.join(again)}` to test it")
 
 
-@cli.command()
+@cli.command(epilog=example("grader check my-work --problem split_heads,mha_by_loop"))
 @click.argument("path", default=".", type=click.Path(exists=True, path_type=Path))
-@option("--problem", "problems", multiple=True, help="Only these (default: those in PATH).")
+@problem_option("Only these (default: those in PATH).")
 @backend_option(api.CHECK_BACKEND, own_code=True)
 @seed_option
 @option("--reveal", is_flag=True, help="Also run the `after_due_date` checks.")
@@ -95,7 +102,7 @@ def check(path: Path, course: Path | None, **options: Any) -> None:
 # -- instructors
 
 
-@cli.command()
+@cli.command(epilog=example("grader grade submissions/ --out reports --format markdown,html"))
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @option("--out", "out_dir", type=FOLDER, default=Path("reports"), show_default=True)
 @backend_option(api.Settings.backend)
@@ -107,7 +114,7 @@ def check(path: Path, course: Path | None, **options: Any) -> None:
     help="Docker only: warm workers (the default: containers that import torch once and "
     "grade one submission after another, cleaned between them) or a fresh container each.",
 )
-@option("--problem", "problems", multiple=True, help="Grade only these problems.")
+@problem_option("Grade only these problems.")
 @jobs_option
 @seed_option
 @limit_options
@@ -133,7 +140,7 @@ def grade(path: Path, out_dir: Path, course: Path | None, **options: Any) -> Non
     sys.exit(api.print_graded(graded, out_dir, kept["formats"]))
 
 
-@cli.command()
+@cli.command(epilog=example("grader report reports --format html"))
 @click.argument("directories", nargs=-1, required=True, type=EXISTING)
 @option("--out", "out_dir", type=FOLDER, help="Where outputs go (default: DIRECTORY).")
 @output_options
@@ -147,7 +154,7 @@ def report(directories: tuple[Path, ...], course: Path | None, **options: Any) -
     api.report(directories, course_path=course, listener=listener(), **options)
 
 
-@cli.command()
+@cli.command(epilog=example("grader validate split_heads --course my-course"))
 @click.argument("problems", nargs=-1)
 @backend_option(api.CANDIDATE_BACKEND)
 @option("--seed", type=int, default=0, show_default=True)
@@ -162,7 +169,7 @@ def validate(course: Path | None, **options: Any) -> None:
     sys.exit(0 if all(o.ok for o in outcomes) else 1)
 
 
-@cli.command()
+@cli.command(epilog=example("grader new attn_scale --course my-course --module"))
 @click.argument("problem")
 @option("--course", type=FOLDER, required=True, help="The course folder (made if need be).")
 @option("--module", is_flag=True, help="An nn.Module's problem (default: a function's).")
@@ -174,7 +181,7 @@ def new(problem: str, course: Path, **options: Any) -> None:
                f"--course {course}`")  # fmt: skip
 
 
-@cli.command()
+@cli.command(epilog=example("grader release --course my-course --out kit"))
 @option("--out", type=FOLDER, required=True, help="The kit's folder (new or empty).")
 @option("--seed", type=int, help="Seed of the kit's inputs (default: random).")
 @course_option
@@ -182,26 +189,28 @@ def release(out: Path, seed: int | None, course: Path | None) -> None:
     """Write the candidate kit: statements, starters, contracts and what the visible checks need
     to run (`grader check --course KIT`), without references or hidden checks."""
     api.release(course, out, seed=seed)
-    echo(f"wrote the candidate kit {out}: `grader check --course {out}` runs it")
+    readme = out / api.KIT_README
+    echo(f"wrote the candidate kit {out}: `grader check --course {out}` runs it, and "
+               f"{readme} tells candidates how to check and hand in their work")  # fmt: skip
 
 
-@cli.command()
+@cli.command(epilog=example("grader checks > docs/checks.md"))
 def checks() -> None:
     """Print the authoring guide: every spec field, check, diagnosis form and mistake."""
     echo(api.authoring_guide(), nl=False)
 
 
-@cli.command()
+@cli.command(epilog=example("grader schema similarity"))
 @click.argument("kind", type=click.Choice(list(api.SCHEMAS)), default="report")
 def schema(kind: str) -> None:
     """Print the JSON schema of a submission report, or of similarity.json."""
     echo(json.dumps(api.report_schema(kind), indent=2))
 
 
-@cli.command()
+@cli.command(epilog=example("grader similarity submissions/ --out reports"))
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @option("--out", "out_dir", type=FOLDER, help="Also write DIR/similarity.json.")
-@option("--problem", "problems", multiple=True, help="Only these problems.")
+@problem_option("Only these problems.")
 @course_option
 def similarity(path: Path, course: Path | None, **options: Any) -> None:
     """Rank the pairs of submissions in PATH (what `grade` reads) by similarity, per problem,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import shlex
 from collections.abc import Callable
 from pathlib import Path
@@ -88,6 +89,15 @@ def limit_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def problem_option(help: str) -> Decorator:
+    """--problem, repeated or comma-separated (`--problem 1,split_heads`), as --format."""
+    return click.option(
+        "--problem", "problems", multiple=True, metavar="P[,P...]",
+        callback=parsed(api.listed, True),
+        help=f"{help} Repeated or comma-separated; by id or number.",
+    )  # fmt: skip
+
+
 def backend_option(default: api.BackendName, own_code: bool = False) -> Decorator:
     """--backend; with `own_code` (a candidate's check of their own code), fork is offered."""
     chosen = [b.value for b in api.BackendName if own_code or b is not api.BackendName.fork]
@@ -116,7 +126,31 @@ def output_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
-class Commands(click.Group):
+def example(*lines: str) -> str:
+    """A command's epilog: example command lines, shown as written (click's `\\b`)."""
+    return "\b\nExample:\n" + "\n".join(f"  {line}" for line in lines)
+
+
+def summary(command: click.Command) -> str:
+    """A command's summary in a list of commands: its `short_help`, else its help's whole first
+    paragraph, on one line (the list wraps it)."""
+    text = command.short_help or inspect.cleandoc(command.help or "").split("\n\n")[0]
+    return " ".join(text.split())
+
+
+class Listing(click.Group):
+    """A group whose list of commands shows each one's whole summary, wrapped, where click's
+    own cuts it to the width left (`...`)."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        commands = [(name, self.get_command(ctx, name)) for name in self.list_commands(ctx)]
+        rows = [(name, summary(c)) for name, c in commands if c is not None and not c.hidden]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+class Commands(Listing):
     """Turns every `GraderError` of its commands into one line, `Error: message`, with exit
     status 2, and keeps the arguments it was given (`resume_command` repeats them)."""
 

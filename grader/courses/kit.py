@@ -1,6 +1,7 @@
 """Reading a candidate kit (`grader release`): its problems with their visible checks only, and
 a record of the reference that judges them without any reference source.
 
+    KIT/README.md                  for candidates: the problems, how to check and hand in
     KIT/course.toml                the course's name and due date
     KIT/kit.json                   the grader version, the seed, each problem's withheld
                                    checks (count and points), the reference's recorded answers

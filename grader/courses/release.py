@@ -29,6 +29,7 @@ from grader.courses.kit import (
     KitProblem,
     RecordedOutcome,
 )
+from grader.courses.readme import README_FILE, kit_readme
 from grader.specs.course import Course, CourseError
 from grader.specs.paths import COURSE_FILE
 from grader.specs.problem import Visibility
@@ -93,7 +94,18 @@ def release(course: OpenCourse, out: Path, seed: int | None = None) -> Path:
     (out / COURSE_FILE).write_text(course_text(course.course), encoding="utf-8")
     (out / KIT_FILE).write_text(kit.model_dump_json(indent=1) + "\n", encoding="utf-8")
     save_file({k: v.contiguous() for k, v in tensors.items()}, str(out / TENSORS_FILE))
+    readme = kit_readme(course.course, list(catalog.problems.values()), out.resolve().name)
+    (out / README_FILE).write_text(readme, encoding="utf-8")
+    readable(out)
     return out
+
+
+def readable(folder: Path) -> None:
+    """Every file of the kit readable by every account (0644), every folder open (0755), as a
+    shared kit must be: safetensors writes its file 0600, and copies keep the umask's mode."""
+    folder.chmod(0o755)
+    for path in folder.rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
 
 
 def write_problem(visible: Problem, out: Path) -> None:

@@ -1,5 +1,5 @@
 """The gradebook CSV: a points-possible row, then one row per submission with the student, one
-score column per problem, total, status."""
+score column per problem, total, status and notes."""
 
 from __future__ import annotations
 
@@ -9,16 +9,19 @@ from pathlib import Path
 from grader.reports.models import ProblemStatus, SubmissionReport
 from grader.reports.safe import csv_cell
 from grader.reports.stats import problem_ids
-from grader.reports.text import num
+from grader.reports.text import absence_notes, fixable, num
 
 POINTS_POSSIBLE = "points possible"
 TAIL = ("total", "max_total", "status", "notes")
 
 
 def submission_status(report: SubmissionReport) -> str:
-    """`grader_error` (regrade), `not_attempted` (nothing handed in) or `ok`."""
+    """`grader_error` (regrade), `fixable` (a problem not attempted where something like its
+    file was found: the notes say what), `not_attempted` (nothing handed in) or `ok`."""
     if report.grader_fault:
         return "grader_error"
+    if any(fixable(p) for p in report.problems):
+        return "fixable"
     if all(p.status is ProblemStatus.not_attempted for p in report.problems):
         return "not_attempted"
     return "ok"
@@ -44,7 +47,7 @@ def write_summary_csv(reports: list[SubmissionReport], path: Path) -> None:
                 f"{p.problem}: {p.status.value}"
                 for p in report.problems
                 if p.status not in (ProblemStatus.graded, ProblemStatus.not_attempted)
-            ]
+            ] + absence_notes(report.problems)
             who = report.student
             writer.writerow(
                 [

@@ -18,8 +18,10 @@ from grader.reports.similarity import Similarity
 from grader.reports.similarity_html import similarity_section
 from grader.reports.stats import CheckStats, ClassStats, FailureStats, class_stats, problem_ids
 from grader.reports.text import (
+    FIXABLE,
     absence_notes,
     check_details,
+    fixable,
     fraction,
     num,
     problem_note,
@@ -50,7 +52,7 @@ figure { margin: 0; } figure svg { width: 100%; height: auto; }
 tr.pattern svg { max-width: 640px; }
 figcaption { font-size: 12px; color: #555; }
 .ok, .passed { color: #1a7f37; } .bad, .failed, .error { color: #c62828; }
-.dim, .skipped { color: #888; }
+.dim, .skipped { color: #888; } .fix { color: #a35200; }
 .badge { font-size: 11px; border-radius: 3px; padding: 0 .35em; white-space: nowrap;
          border: 1px solid currentColor; }
 .tag { font-size: 11px; border: 1px solid #bbb; border-radius: 3px; padding: 0 .3em; }
@@ -70,6 +72,7 @@ details.problem { margin: .6em 0 .6em 1em; } table.checks { width: 100%; }
 SUBMISSION_STATUS = {
     "ok": '<span class="badge ok">ok</span>',
     "not_attempted": '<span class="badge dim">not attempted</span>',
+    "fixable": '<span class="badge fix">a zero to look at</span>',
     "grader_error": '<span class="badge bad">grader error: regrade</span>',
 }
 HARDEST = 10  # checks listed among the hardest
@@ -157,8 +160,9 @@ def breakable(problem_id: str) -> str:
 
 
 def submissions_table(reports: list[SubmissionReport]) -> str:
-    """One row per submission: a score per problem (`-` not attempted, starred with its
-    reason when the problem failed), the total and the submission's status."""
+    """One row per submission: a score per problem (`-` not attempted, `-?` where something
+    like it was found, starred with its reason when the problem failed), the total and the
+    submission's status, with what was found of the problems marked `-?`."""
     problems = problem_ids(reports)
     maxima = {
         p: shared([q.max_score for r in reports for q in r.problems if q.problem == p])
@@ -194,6 +198,9 @@ def student(report: SubmissionReport) -> str:
 def score_cell(problem: ProblemReport | None, column_max: float | None) -> str:
     if problem is None:
         return '<td class="n"></td>'
+    if fixable(problem):
+        note = escape(f"not attempted: {problem.message}")
+        return f'<td class="n fix" title="{note}">-{FIXABLE}</td>'
     if problem.status is ProblemStatus.not_attempted:
         return '<td class="n dim" title="not attempted">-</td>'
     score = num(problem.score) + ("" if column_max is not None else f"/{num(problem.max_score)}")
@@ -208,9 +215,11 @@ def score_cell(problem: ProblemReport | None, column_max: float | None) -> str:
 
 def status_cell(report: SubmissionReport) -> str:
     attempted = sum(p.status is not ProblemStatus.not_attempted for p in report.problems)
+    notes = absence_notes(report.problems)
+    found = "".join(f'<small class="fix">{escape(note)}</small>' for note in notes)
     return (
         SUBMISSION_STATUS[submission_status(report)]
-        + f"<small>{attempted} of {len(report.problems)} attempted</small>"
+        + f"<small>{attempted} of {len(report.problems)} attempted</small>{found}"
     )
 
 

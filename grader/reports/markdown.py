@@ -8,8 +8,10 @@ from grader.reports.redact import WITHHELD, withheld_points
 from grader.reports.safe import markdown
 from grader.reports.stats import BUCKETS, class_stats, problem_ids
 from grader.reports.text import (
+    FIXABLE,
     absence_notes,
     details_once,
+    fixable,
     fraction,
     num,
     problem_note,
@@ -82,10 +84,17 @@ def class_summary(reports: list[SubmissionReport]) -> str:
     lines += table(
         ["submission", *problems, "total", "status"], rows, "-" + "r" * (len(problems) + 1) + "-"
     )
+    found = [(r.submission, note) for r in reports for note in absence_notes(r.problems)]
+    if found:
+        lines += ["", f"## Zeros to look at (`-{FIXABLE}`)", ""]
+        lines += ["Not attempted, but something like the problem's file was found:", ""]
+        lines += table(["submission", "what was found"], [list(row) for row in found], "--")
     return "\n".join(lines) + "\n"
 
 
 def score_cell(problem: ProblemReport) -> str:
+    if fixable(problem):
+        return f"-{FIXABLE}"
     if problem.status is ProblemStatus.not_attempted:
         return "-"
     note = "" if problem.status is ProblemStatus.graded else f" ({problem.status.value})"

@@ -24,8 +24,10 @@ from rich.text import Text
 from grader.reports.models import CheckStatus, ProblemReport, ProblemStatus, SubmissionReport
 from grader.reports.safe import terminal as escape
 from grader.reports.text import (
+    FIXABLE,
     absence_notes,
     details_once,
+    fixable,
     fraction,
     num,
     problem_note,
@@ -58,12 +60,13 @@ def over(top: str, max_score: float | None) -> str:
 
 
 def score_columns(reports: list[SubmissionReport], numbers: Mapping[str, int]) -> list[Column]:
-    """The problems someone attempted, by catalog number."""
+    """The problems someone attempted, or handed in something like (`fixable`), by catalog
+    number."""
     attempted = {
         p.problem
         for r in reports
         for p in r.problems
-        if p.status is not ProblemStatus.not_attempted
+        if p.status is not ProblemStatus.not_attempted or fixable(p)
     }
     columns = [
         Column(numbers[problem], problem, shared(r.problem(problem).max_score for r in reports))
@@ -73,7 +76,10 @@ def score_columns(reports: list[SubmissionReport], numbers: Mapping[str, int]) -
 
 
 def score_cell(problem: ProblemReport, column_max: float | None) -> str:
-    """The score, starred if it has a note, over its maximum unless the header shows that."""
+    """The score, starred if it has a note, over its maximum unless the header shows that; `-`
+    not attempted, `-?` where something like it was found (`fixable`)."""
+    if fixable(problem):
+        return f"[yellow]-{FIXABLE}[/yellow]"
     if problem.status is ProblemStatus.not_attempted:
         return "[dim]-[/dim]"
     score = f"[red]{num(problem.score)}*[/red]" if problem.status.failed else num(problem.score)
@@ -103,19 +109,31 @@ def legend(columns: list[Column]) -> Columns:
 
 
 def notes(reports: list[SubmissionReport], numbers: Mapping[str, int]) -> Table:
-    """Per submission, why its starred scores are starred, with the problems' numbers."""
+    """Per submission, why its starred scores are starred, with the problems' numbers; and,
+    in yellow, what was found of each problem marked `-?`."""
     table = Table.grid(padding=(0, 1), collapse_padding=False, pad_edge=True)
     table.add_column(style="bold", overflow="fold")
-    table.add_column(style="red")
+    table.add_column(overflow="fold")
     for report in reports:
         starred: dict[str, list[str]] = {}
         for p in report.problems:
             if p.status.failed:
                 starred.setdefault(p.status.text, []).append(str(numbers[p.problem]))
-        if starred:
-            text = "; ".join(f"{note}: {', '.join(which)}" for note, which in starred.items())
-            table.add_row(escape(report.submission), text)
+        failed = "; ".join(f"{problems(which)}: {note}" for note, which in starred.items())
+        lines = [f"[red]{failed}[/red]"] if failed else []
+        lines += [
+            f"[yellow]problem {numbers[p.problem]}: not attempted: {escape(p.message)}[/yellow]"
+            for p in report.problems
+            if fixable(p)
+        ]
+        if lines:
+            table.add_row(escape(report.submission), "\n".join(lines))
     return table
+
+
+def problems(numbers: list[str]) -> str:
+    """`problem 1`, `problems 1, 9`: the problems' numbers named as problems, not counts."""
+    return ("problem " if len(numbers) == 1 else "problems ") + ", ".join(numbers)
 
 
 def print_scores(
@@ -130,7 +148,7 @@ def print_scores(
     console.print(legend(columns))
     starred = notes(reports, numbers)
     if starred.row_count:
-        console.print("\n[bold]Starred scores[/bold]")
+        console.print("\n[bold]Starred scores, and zeros to look at (-?)[/bold]")
         console.print(starred)
 
 

@@ -61,18 +61,24 @@ def problem_note(problem: ProblemReport) -> str:
 
 
 PLAIN_ABSENCE = re.compile(r"no \S+ in the submission")
+FIXABLE = "?"  # beside `-` (not attempted): something like the problem's file was found
+
+
+def fixable(problem: ProblemReport) -> bool:
+    """Whether a problem scores 0 as not attempted where the grader found something of it (a
+    near miss to rename, a limit that left it out): a zero its candidate may fix, which an
+    instructor should see as such, not as an empty folder."""
+    return (
+        problem.status is ProblemStatus.not_attempted
+        and bool(problem.message)
+        and not PLAIN_ABSENCE.fullmatch(problem.message)
+    )
 
 
 def absence_notes(problems: list[ProblemReport]) -> list[str]:
     """What the grader found of each problem not attempted, where it says more than that the
-    file is not there: a near miss to rename, a limit that left it out."""
-    return [
-        f"{p.problem}: {p.message}"
-        for p in problems
-        if p.status is ProblemStatus.not_attempted
-        and p.message
-        and not PLAIN_ABSENCE.fullmatch(p.message)
-    ]
+    file is not there (`fixable`)."""
+    return [f"{p.problem}: {p.message}" for p in problems if fixable(p)]
 
 
 def details_once(problem: ProblemReport, checks: list[CheckReport]) -> list[list[str]]:

@@ -18,6 +18,7 @@ import torch
 from pydantic import AfterValidator, Field, model_validator
 
 from grader.sandboxing.capped import read_file_capped, read_log
+from grader.sandboxing.ownmessage import Known, shown_message
 from grader.sandboxing.owntext import own, own_names, own_shape, own_type
 from grader.sandboxing.untrusted import (
     MAX_DIMS,
@@ -81,20 +82,24 @@ class ErrorInfo(Strict):
     message: str = Field(max_length=4000)
     frames: list[Frame] = Field(max_length=16)
 
-    def summary(self, files: Mapping[str, int] = NO_FILES) -> str:
+    def summary(self, files: Mapping[str, int] = NO_FILES, known: Known | None = None) -> str:
         """`ValueError: message at file:line `code``; in a candidate-facing view without the
-        message and the code (their code chose them), and without the place unless it is a line
-        of one of `files` (the submission's Python files, by their number of lines). The guard's
+        code (their code chose it), the message only as far as `known` bounds it
+        (`shown_message`: none without `known`), and the place only where it is a line of one
+        of `files` (the submission's Python files, by their number of lines). The guard's
         `Refused` reads as the grader's refusal, what it refused told to instructors only (as
         the forbidden API check tells it)."""
         code = f" `{self.frames[-1].code.strip()}`" if self.frames and self.frames[-1].code else ""
         message = self.message.strip().splitlines()[0][:300] if self.message.strip() else ""
+        public = ""
         if self.type == Refused.__name__:
             kind, said = REFUSED, f" ({message.removesuffix(REFUSAL)})"
         else:
             kind, said = own_type(self.type, "an exception"), f": {message}"
+            public = shown_message(message, known) if known is not None and message else ""
         on_cpu = ON_CPU if GPU_ASKED.search(self.message) else ""
-        return kind + own(said, "") + self.place(files) + own(code, "") + on_cpu
+        said = own(said, public and f": {public}")
+        return kind + said + self.place(files) + own(code, "") + on_cpu
 
     def place(self, files: Mapping[str, int]) -> str:
         """` at file:line` of the last frame: to the candidate, only a line of one of `files`."""

@@ -22,7 +22,10 @@ def judge_problem(prepared: Prepared, run: ProblemRun, sources: Sources) -> Prob
     ctx = Context(spec, prepared.plan, run, prepared.reference, sources)
     public = None
     if run.import_error is not None:
-        message, public = both(lambda: missing_text(Missing.import_failed, run, spec, ctx.files))
+        known = ctx.known()
+        message, public = both(
+            lambda: missing_text(Missing.import_failed, run, spec, ctx.files, known)
+        )
         if run.import_error.type in SYNTAX_ERRORS:
             where = syntax_error(sources, spec.entry)
             if where is not None:  # the host's own reading: every output may show it

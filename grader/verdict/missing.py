@@ -7,6 +7,7 @@ import signal
 from collections.abc import Mapping
 
 from grader.compat import StrEnum
+from grader.sandboxing.ownmessage import Known
 from grader.sandboxing.owntext import own
 from grader.sandboxing.results import ProblemExit, ProblemRun
 from grader.specs.problem import ProblemSpec
@@ -37,14 +38,19 @@ def why_missing(run: ProblemRun) -> Missing:
 
 
 def missing_text(
-    reason: Missing, run: ProblemRun, spec: ProblemSpec, files: Mapping[str, int]
+    reason: Missing,
+    run: ProblemRun,
+    spec: ProblemSpec,
+    files: Mapping[str, int],
+    known: Known | None = None,
 ) -> str:
     """The message of a check without a result, for `reason`, with the run's particulars
-    (`files`: the submission's Python files and their number of lines)."""
+    (`files`: the submission's Python files and their number of lines; `known`: what the
+    candidate may see of an exception's message)."""
     exit = run.exit
     if reason is Missing.import_failed:
         assert run.import_error is not None
-        return f"importing {spec.entry} raised {run.import_error.summary(files)}"
+        return f"importing {spec.entry} raised {run.import_error.summary(files, known)}"
     if reason is Missing.not_started or exit is None:
         return "the worker ended before this problem ran (see the submission's other errors)"
     if reason is Missing.timed_out:

@@ -73,3 +73,38 @@ def syntax_error(sources: Sources, entry: str) -> str | None:
         column = f", column {broken.column}" if broken.column else ""
         return f"{broken.why} at {file.path}:{broken.line}{column}{code}"
     return None
+
+
+def constructor_mismatch(sources: Sources, entry: str, symbol: str, passed: list[str]) -> str:
+    """`: SelfAttention.__init__ at self_attention.py:8 takes d_model where the contract passes
+    embedding_dim: rename d_model to embedding_dim`, when the class `symbol` (in the entry's
+    scope) has an `__init__` of its own that takes none of some keyword the contract passes;
+    "" otherwise (read by the host from the bytes handed in: every output may show it)."""
+    for file in sources.scope(entry):
+        tree = file.tree
+        classes = [] if tree is None else top_level(tree.body)
+        for node in classes:
+            if isinstance(node, ast.ClassDef) and node.name == symbol:
+                return signature_mismatch(file.path, node, passed)
+    return ""
+
+
+def signature_mismatch(path: str, node: ast.ClassDef, passed: list[str]) -> str:
+    init = next(
+        (f for f in node.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None
+    )
+    if init is None or init.args.kwarg is not None:
+        return ""
+    takes = [a.arg for a in (*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs)]
+    takes = takes[1:] if init.args.posonlyargs or init.args.args else takes
+    unknown = [name for name in passed if name not in takes]
+    if not unknown:
+        return ""
+    extra = [name for name in takes if name not in passed]
+    hint = (
+        f": {cut(node.name)}.__init__ at {path}:{init.lineno} takes "
+        f"{listed(takes) if takes else 'no argument'} where the contract passes {listed(passed)}"
+    )
+    if len(unknown) == 1 and len(extra) == 1:
+        return f"{hint}: rename {cut(extra[0])} to {unknown[0]}"
+    return hint

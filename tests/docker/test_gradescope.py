@@ -58,7 +58,8 @@ exit $status
 class Run:
     exit_code: int
     results: dict[str, Any]
-    report: dict[str, Any]  # the instructor's report: run_autograder's stdout
+    report: dict[str, Any]  # the instructor's full report, beside results.json
+    stdout: str  # what Gradescope shows instructors: the summary
     stderr: str
 
 
@@ -167,12 +168,13 @@ def run_autograder(image: str, upload: Path, results: Path) -> Run:
         stdout, stderr = logged(container, stdout=True), logged(container, stdout=False)
         try:
             results.write_bytes(copied_out(container, "/autograder/results/results.json"))
+            report = json.loads(copied_out(container, "/autograder/results/report.json"))
         except docker.errors.NotFound:
             pytest.fail(f"no results.json (exit {exit_code}): {stderr[-3000:]}")
     finally:
         remove_containers([name])
-    report = json.loads(stdout) if stdout.strip() else {}
-    return Run(exit_code, json.loads(results.read_text()), report, stderr)
+    assert stdout.startswith(f"score {report['total']:g}/") and "report.json" in stdout
+    return Run(exit_code, json.loads(results.read_text()), report, stdout, stderr)
 
 
 def hidden_checks(report: dict[str, Any]) -> set[str]:

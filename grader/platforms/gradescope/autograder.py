@@ -73,7 +73,8 @@ RUN = f"""\
 #!/usr/bin/env bash
 # Runs as root for every submission: the grader stays root, the candidate's code runs as
 # {STUDENT}, and every process of that account is killed after it (docs/gradescope.md).
-# The full report goes to stdout, which Gradescope shows to instructors only.
+# A summary goes to stdout, which Gradescope shows to instructors only; the full report to
+# /autograder/results/report.json.
 set -euo pipefail
 mkdir -p /autograder/results
 chmod 700 /autograder/results

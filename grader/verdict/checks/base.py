@@ -14,6 +14,7 @@ from pydantic import Field
 from typing_extensions import TypeVar
 
 from grader.reports.models import AttentionPattern, CheckStatus, Diagnosis
+from grader.sandboxing.ownmessage import Known, Template, literal_templates
 from grader.sandboxing.results import (
     BufferInfo,
     CallResult,
@@ -41,7 +42,7 @@ from grader.verdict.checks.scope import Sources
 from grader.verdict.diagnose import BUILTIN, Diagnoses, locate
 from grader.verdict.missing import Missing, malformed, missing_text, why_missing
 from grader.verdict.plan import Plan
-from grader.verdict.suggest import missing_symbol
+from grader.verdict.suggest import constructor_mismatch, missing_symbol
 
 
 class NoParams(Strict):
@@ -147,6 +148,22 @@ class Context:
         ours += [name for probe in self.plan.probes.values() for name in probe.get("weights") or {}]
         return frozenset(words | {part for name in ours for part in name.split(".")})
 
+    @cached_property
+    def templates(self) -> list[Template]:
+        """The forms of the messages the candidate's files spell out (`literal_templates`)."""
+        return literal_templates(s for f in self.sources.files.values() for s in f.literals)
+
+    def known(self, probe_id: str | None = None) -> Known:
+        """What the candidate may be shown of their exception's message (`shown_message`):
+        `names` and the contract's (the symbols and keywords the probes pass), the sizes the
+        grader knows for the probe, and the forms of the candidate's own literals."""
+        probes = self.plan.probes.values()
+        contract = {str(p["symbol"]) for p in probes} | {
+            str(key) for p in probes for key in p.get("init") or {}
+        }
+        sizes = self.sizes(probe_id) if probe_id is not None else frozenset()
+        return Known(self.names | contract, sizes, self.templates)
+
     def sizes(self, probe_id: str) -> frozenset[int]:
         """The sizes the grader itself knows for a probe: the dimensions of its input tensors
         and of the reference's outputs, parameters and buffers. A shape the candidate's code
@@ -179,11 +196,23 @@ class Context:
                 "call": "the call raised",
                 "import": "importing the file raised",
             }[error.stage]
-            raise Failure(f"{stage}: {error.summary(self.files)}", CheckStatus.error)
+            said = error.summary(self.files, self.known(probe_id))
+            hint = self.constructor_hint(probe_id, error)
+            raise Failure(f"{stage}: {said}{hint}", CheckStatus.error)
         gap = nonconformity(result.data, self.plan.probes[probe_id])
         if gap is not None:
             raise Failure(malformed(f"{probe_id}: {gap}"), CheckStatus.error)
         return result
+
+    def constructor_hint(self, probe_id: str, error: ErrorInfo) -> str:
+        """Where the class the probe constructs takes other keywords than the contract passes
+        (`constructor_mismatch`), when the call itself raised a TypeError: before any line of
+        the candidate's code ran, so with no place of theirs."""
+        if error.stage != "init" or error.type != "TypeError" or error.frames:
+            return ""
+        probe = self.plan.probes[probe_id]
+        passed = [str(key) for key in probe.get("init") or {}]
+        return constructor_mismatch(self.sources, self.spec.entry, str(probe["symbol"]), passed)
 
     def found_symbol(self, probe_id: str, error: ErrorInfo) -> None:
         """A Failure naming what to rename when `error` is the worker's lookup of the probe's
@@ -272,7 +301,7 @@ class Context:
     def missing(self) -> Failure:
         """The error of a check whose probe has no result, with the reason why."""
         reason = why_missing(self.sub)
-        text = missing_text(reason, self.sub, self.spec, self.files)
+        text = missing_text(reason, self.sub, self.spec, self.files, self.known())
         return Failure(text, CheckStatus.error, reason)
 
 

@@ -197,6 +197,24 @@ class SourceFile:
         return frozenset(found)
 
     @cached_property
+    def literals(self) -> list[str | list[str | None]]:
+        """The file's strings, each a message it may raise: a constant's text, an f-string's
+        parts (None where a value is formatted in)."""
+        found: list[str | list[str | None]] = []
+        for node in self.nodes:
+            if isinstance(node, ast.JoinedStr):
+                found.append(
+                    [str(v.value) if isinstance(v, ast.Constant) else None for v in node.values]
+                )
+            elif (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and not isinstance(self.parents.get(id(node)), ast.JoinedStr)
+            ):
+                found.append(node.value)
+        return found
+
+    @cached_property
     def nodes(self) -> list[ast.AST]:
         """Every node of the tree, walked once for every reader (none when it does not parse)."""
         return [] if self.tree is None else list(ast.walk(self.tree))

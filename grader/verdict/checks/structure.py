@@ -269,6 +269,7 @@ class Raises(Check[RaisesParams]):
         if error.stage != self.stage or error.type not in self.params.exceptions:
             return Verdict(
                 CheckStatus.failed,
-                f"{self.what} raised {error.summary(ctx.files)}; expected {wanted}",
+                f"{self.what} raised {error.summary(ctx.files, ctx.known(self.probe))}"
+                f"{ctx.constructor_hint(self.probe, error)}; expected {wanted}",
             )
         return passed(f"{self.what} raises {error.type}")
