@@ -277,6 +277,15 @@ def tampering(source: str | bytes) -> list[str]:
         ("import torch\nspec = torch.nn.__spec__", "spec"),
         ("import marshal\ncode = marshal.loads(blob)", "marshal"),
         ("import pickle\nf = pickle.loads(blob)", "pickle"),
+        # torch.load that unpickles: not asked for tensors only, or asked in a way the host
+        # cannot read
+        ("import torch\nsd = torch.load('m.pt', weights_only=False)", "torch.load"),
+        ("import torch\nsd = torch.load('m.pt')", "torch.load"),
+        ("import torch\nsd = torch.load('m.pt', weights_only=flag)", "torch.load"),
+        ("import torch\nsd = torch.load('m.pt', weights_only=True, **more)", "torch.load"),
+        ("import torch, pickle\nsd = torch.load(f, None, pickle, weights_only=True)", "pickle"),
+        ("import torch\nload = torch.load\nsd = load('m.pt', weights_only=True)", "torch.load"),
+        ("from torch import load\nsd = load('m.pt', weights_only=True)", "torch.load"),
         ("import types\nf = types.FunctionType(code, {})", "function built from a code object"),
         ("import subprocess\nsubprocess.run(['python', '-c', text])", "another program"),
         ("import os\nos.system('python -c ' + text)", "another program"),
@@ -410,6 +419,9 @@ def test_private_torch_names_are_tampering(source: str, private: str) -> None:
         # a helper folder put on the path, as notebooks and course templates do
         "import os, sys\nsys.path.insert(0, os.path.dirname(__file__))\nimport helpers",
         "# coding: utf8\nimport math\n",
+        # a checkpoint saved and loaded back as tensors only (torch's default since 2.6)
+        "import torch\ndef roundtrip(m, path):\n    torch.save(m.state_dict(), path)\n"
+        "    return torch.load(path, map_location='cpu', weights_only=True)\n",
         # a self-test under `__main__`, which grading never runs
         "import torch\nimport torch.nn.functional as F\n"
         "def attend(q, k, v):\n    return (q @ k.transpose(-2, -1)).softmax(-1) @ v\n"
