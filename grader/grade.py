@@ -28,6 +28,7 @@ from grader.sandboxing.backends.base import (
     WorkerRun,
     batch_limits,
 )
+from grader.sandboxing.claims import wanted
 from grader.sandboxing.executor import PROTOCOL_VERSION
 from grader.sandboxing.locate import locate
 from grader.sandboxing.protocol import encode_job, problem_part, result_names
@@ -167,7 +168,7 @@ class Grader:
     def _grade(
         self, submission: Path, scratch: Path, slot: Slot
     ) -> tuple[list[ProblemReport], str, str, WorkerRun | None]:
-        entries = {p.spec.entry: p.spec.symbols for p in self.problems}
+        entries = {p.spec.entry: wanted(p.spec) for p in self.problems}
         located = locate(submission, self.entries)
         staged = stage_submission(located.folder, scratch / "submission", entries)
         attempted = [p for p in self.problems if (staged.path / p.spec.entry).is_file()]

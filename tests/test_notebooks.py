@@ -11,8 +11,10 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from grader.cli.main import cli
-from grader.reports.models import SubmissionReport
+from grader.reports.models import ProblemStatus, SubmissionReport
+from grader.sandboxing.claims import Wanted
 from grader.sandboxing.notebooks import LEFT_OUT, defines, notebook_module
+from grader.sandboxing.staging import files_found
 from tests.conftest import ROOT
 
 COMPLETE = ROOT / "submissions" / "complete"
@@ -119,7 +121,8 @@ def test_a_name_in_a_notebook_serves_one_problem(tmp_path: Path) -> None:
     assert scored == {"split_heads": 13, "causal_self_attention": 17}, scored
     assert (
         "flash_attention.py: not made of homework.py, whose CausalSelfAttention is "
-        "causal_self_attention.py's (hand it in as flash_attention.py or flash_attention.ipynb)"
+        "causal_self_attention.py's by its parameters (hand it in as flash_attention.py or "
+        "flash_attention.ipynb)"
     ) in report.message
 
 
@@ -134,3 +137,186 @@ def test_a_problem_s_notebook_stands_for_that_problem_alone(tmp_path: Path) -> N
     result = CliRunner().invoke(cli, ["check", str(folder)], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert "causal_self_attention" in result.output and "flash_attention" not in result.output
+
+
+def own_cell(name: str) -> str:
+    """A problem file of `complete` as a notebook's cell: the names it imports from the
+    submission's other files are in cells above."""
+    lines = (COMPLETE / name).read_text().splitlines(keepends=True)
+    return "".join(x for x in lines if not x.startswith(("from attention ", "from split_heads ")))
+
+
+DEMO = [  # what students write around their classes, at the top level
+    (
+        "code",
+        "%matplotlib inline\nimport time\nimport matplotlib.pyplot as plt\n"
+        "import torch.nn.functional as F\ntorch.manual_seed(0)",
+    ),
+    (
+        "code",
+        "x = torch.randn(2, 8, 48)\nm = CausalSelfAttention(48, 4, 8).eval()\n"
+        "print(m(x).shape)\nassert m(x).shape == x.shape",
+    ),
+    ("markdown", "Check against torch's own attention, and time both:"),
+    (
+        "code",
+        "q, k, v = (split_heads(t, 4) for t in m.qkv(x).chunk(3, dim=-1))\n"
+        "ref = F.scaled_dot_product_attention(q, k, v, is_causal=True)\n"
+        "start = time.perf_counter()\nfor _ in range(10):\n    m(x)\n"
+        "print('mine', time.perf_counter() - start)\n"
+        "print((m.proj(merge_heads(ref)) - m(x)).abs().max())",
+    ),
+    (
+        "code",
+        "path = '/nonexistent/dir/mha.pt'\ntorch.save(m.state_dict(), path)\n"
+        "state = torch.load(path, weights_only=True)\nm.load_state_dict(state)\n"
+        "print(list(state))  # the mask buffer is saved too",
+    ),
+    ("code", "plt.imshow(m.mask.float())\nplt.show()"),
+    (
+        "code",
+        'if __name__ == "__main__":\n    print(F.scaled_dot_product_attention(q, k, v).shape)',
+    ),
+]
+
+
+def whole_set(folder: Path, name: str, causal: str) -> None:
+    """A notebook of four problems' classes (`causal`: problem 9's cell) amid demo cells."""
+    folder.mkdir(parents=True)
+    cells = [
+        ("markdown", "# Homework: attention"),
+        ("code", "import math\nimport torch\nfrom torch import nn\nBLOCK = 8"),
+        ("code", own_cell("attention.py")),
+        ("code", own_cell("split_heads.py")),
+        ("code", own_cell("self_attention.py")),
+        ("code", own_cell("multi_head_attention.py")),
+        ("code", causal),
+        *DEMO,
+    ]
+    (folder / name).write_text(notebook(*cells))
+
+
+def grade(folder: Path, out: Path) -> dict[str, SubmissionReport]:
+    args = ["grade", str(folder), "--out", str(out), "--backend", "local"]
+    result = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    read = (SubmissionReport.model_validate_json(p.read_text()) for p in out.glob("*.json"))
+    return {r.submission: r for r in read}
+
+
+def test_notebooks_as_students_write_them(tmp_path: Path) -> None:
+    """A class of notebooks as students hand them in, named as Jupyter, Colab or they name
+    them, with their demo cells (prints, asserts, plots, timing, a comparison against
+    F.scaled_dot_product_attention, a checkpoint saved and loaded back): the classes score full
+    marks and the report says what was left out; the same notebook whose graded class calls
+    F.scaled_dot_product_attention scores 0 there (forbidden API), its other problems full
+    marks; a notebook defining MultiHeadAttention for problem 5 and again for problem 7 has each
+    graded, and is told; a notebook of nbformat 3 is read."""
+    causal = own_cell("causal_self_attention.py")
+    subs = tmp_path / "class"
+    whole_set(subs / "honest", "mha-implementations.ipynb", causal)
+    sdpa = causal.replace(
+        "scores = torch.einsum",
+        "out = merge_heads(nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True))\n"
+        "        return self.resid_dropout(self.proj(out))\n        scores = torch.einsum",
+    )
+    assert sdpa != causal
+    whole_set(subs / "calls_sdpa", "Untitled3.ipynb", sdpa)
+    twice = subs / "twice"
+    twice.mkdir()
+    cells = [own_cell(n) for n in ("attention.py", "split_heads.py", "multi_head_attention.py")]
+    cells += ["m = MultiHeadAttention(8, 8, 4, 0.0, 2)\nprint(m)", own_cell("mha_with_weights.py")]
+    (twice / "homework.ipynb").write_text(notebook(*(("code", c) for c in cells)))
+    old = subs / "old_format"
+    old.mkdir()
+    v3 = {  # as IPython 2 saved it: worksheets of cells whose code is their `input`
+        "metadata": {"name": ""},
+        "nbformat": 3,
+        "nbformat_minor": 0,
+        "worksheets": [
+            {
+                "cells": [
+                    {"cell_type": "heading", "level": 1, "metadata": {}, "source": ["Heads"]},
+                    {
+                        "cell_type": "code",
+                        "collapsed": False,
+                        "input": own_cell("split_heads.py"),
+                        "language": "python",
+                        "metadata": {},
+                        "outputs": [],
+                    },
+                    {
+                        "cell_type": "code",
+                        "collapsed": False,
+                        "input": "print(split_heads)",
+                        "language": "python",
+                        "metadata": {},
+                        "outputs": [],
+                    },
+                ],
+                "metadata": {},
+            }
+        ],
+    }
+    (old / "Copy of hw.ipynb").write_text(json.dumps(v3))
+
+    reports = grade(subs, tmp_path / "out")
+    honest, calls, both = reports["honest"], reports["calls_sdpa"], reports["twice"]
+    graded = ["split_heads", "self_attention", "multi_head_attention", "causal_self_attention"]
+    for problem in graded:
+        assert honest.problem(problem).score == honest.problem(problem).max_score, problem
+    assert honest.problem("mha_with_weights").status is ProblemStatus.not_attempted
+    assert (
+        "mha_implementations.py: the code cells of the notebook mha-implementations.ipynb "
+        "(1 magic or shell line(s) and 23 top-level statement(s) of demo code left out)"
+    ) in honest.message, honest.message
+    assert "causal_self_attention.py: CausalSelfAttention from mha_implementations.py" in (
+        honest.message
+    )
+
+    forbidden = calls.problem("causal_self_attention")
+    assert forbidden.status is ProblemStatus.forbidden_api and forbidden.score == 0
+    said = [c.message for c in forbidden.checks if c.check == "forbidden_api"]
+    assert said and "scaled_dot_product_attention" in said[0], said
+    for problem in graded[:3]:
+        assert calls.problem(problem).score == calls.problem(problem).max_score, problem
+
+    for problem in ("multi_head_attention", "mha_with_weights"):
+        assert both.problem(problem).score == both.problem(problem).max_score, problem
+    assert (
+        "MultiHeadAttention is defined 2 times in homework.py (cells 3 and 5), graded by their "
+        "parameters, a problem's last: cell 3's as multi_head_attention.py, cell 5's as "
+        "mha_with_weights.py"
+    ) in both.message, both.message
+    assert "multi_head_attention.py: MultiHeadAttention from homework_multi_head_attention.py" in (
+        both.message
+    )
+
+    assert reports["old_format"].problem("split_heads").score == 13
+    assert "Copy_of_hw.py: the code cells of the notebook Copy of hw.ipynb" in (
+        reports["old_format"].message
+    )
+
+
+def test_a_name_defined_twice_for_one_problem_is_told(tmp_path: Path) -> None:
+    """Two drafts of problem 5's MultiHeadAttention: the last is graded, as Python would run
+    it, and the report says so and how to have each graded; problem 7 is not made of either."""
+    folder = tmp_path / "drafts"
+    folder.mkdir()
+    code = own_cell("multi_head_attention.py")
+    draft = code.replace("self.out_proj(", "(")  # no output projection yet
+    assert draft != code
+    cells = [own_cell("attention.py"), own_cell("split_heads.py"), draft, code]
+    (folder / "Untitled.ipynb").write_text(notebook(*(("code", c) for c in cells)))
+    files, _ = files_found(folder, {"multi_head_attention.py": Wanted(("MultiHeadAttention",))})
+    assert "multi_head_attention.py" in files
+    report = grade(folder, tmp_path / "out")["drafts"]
+    assert report.problem("multi_head_attention").score == 18
+    assert report.problem("mha_with_weights").status is ProblemStatus.not_attempted
+    assert (
+        "MultiHeadAttention is defined 2 times in Untitled.py (cells 3 and 4), graded by their "
+        "parameters, a problem's last: cell 3's not graded, cell 4's as multi_head_attention.py; "
+        "to have "
+        "each graded, hand each problem's in as a file of its own, named as the contract says "
+        "(multi_head_attention.py, mha_with_weights.py)"
+    ) in report.message, report.message
