@@ -13,6 +13,8 @@ from click.testing import CliRunner
 from grader.cli.main import cli
 from grader.reports.models import ProblemStatus, SubmissionReport
 from grader.sandboxing.claims import Wanted
+from grader.sandboxing.definitions import LEFT_OUT as DEMO_LEFT_OUT
+from grader.sandboxing.definitions import prune
 from grader.sandboxing.notebooks import LEFT_OUT, defines, notebook_module
 from grader.sandboxing.staging import files_found
 from tests.conftest import ROOT
@@ -320,3 +322,45 @@ def test_a_name_defined_twice_for_one_problem_is_told(tmp_path: Path) -> None:
         "each graded, hand each problem's in as a file of its own, named as the contract says "
         "(multi_head_attention.py, mha_with_weights.py)"
     ) in report.message, report.message
+
+
+def test_what_graded_names_need_is_kept_and_demo_code_left_out() -> None:
+    """The rule of `definitions`, statement by statement: what the graded class reads as a
+    global is kept (an alias of a forbidden function too: the class still calls it), a local of
+    the same name as demo code pulls nothing in, and what is left out keeps its line."""
+    source = "\n".join(
+        [
+            '"""My notebook."""',  # 1 kept: nothing runs
+            "import torch",  # 2 kept: the class reads torch
+            "import torch.nn.functional as F",  # 3 kept: so does the alias below
+            "import matplotlib.pyplot as plt",  # 4 demo
+            "from dataclasses import dataclass",  # 5 kept
+            "BLOCK = 8",  # 6 kept
+            "attend = F.scaled_dot_product_attention",  # 7 kept: the class calls it
+            "@dataclass",  # 8 kept, decorator and all
+            "class Config:",
+            "    width: int = BLOCK",
+            "class Model(torch.nn.Module):",  # 11 kept: graded
+            "    def forward(self, x, cfg=Config(4)):",
+            "        out = attend(x, x, x)",
+            "        return out",
+            "def _forward(self, x):",  # 15 kept: Model.forward is set to it
+            "    return self.scale * x",
+            "Model.forward = _forward",  # 17 kept: part of Model's definition
+            "out = F.scaled_dot_product_attention(x, x, x)",  # 18 demo: `out` is a local above
+            "x = torch.randn(2, 3); print(x)",  # 19 demo, both
+            "assert Model()(x).shape == x.shape",  # 20 demo
+            "for i in range(3):",  # 21 demo
+            "    plt.plot(i)",
+            'if __name__ == "__main__":',  # 23 demo
+            "    BLOCK = 9",
+            "def check():",  # 25 demo: the graded names do not need it
+            "    return plt.show()",
+        ]
+    ).encode()
+    pruned = prune(source, ["Model"])
+    lines = pruned.source.decode().splitlines()
+    assert len(lines) == 26
+    demo = {i + 1 for i, line in enumerate(lines) if line.startswith(DEMO_LEFT_OUT)}
+    assert demo == {4, 18, 19, 20, 21, 22, 23, 24, 25, 26}, demo
+    assert pruned.left_out == 8  # statements, the two of line 19 counted apart
