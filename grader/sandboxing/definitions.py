@@ -165,22 +165,30 @@ def read_unit(unit: Unit, lines: list[str]) -> None:
 
 
 def needed_units(found: list[Unit], roots: Collection[str]) -> list[bool]:
-    """Which units are kept: those binding a name that the roots, or a kept unit, need."""
-    needed = set(roots)
-    kept = [u.always for u in found]
-    for i, unit in enumerate(found):
-        if kept[i]:
-            needed |= unit.reads
+    """Which units are kept: those binding a name that the roots, or a kept unit, need (each
+    name followed once: linear in the module's size, however its names chain)."""
     defined = defined_names(found)
-    grew = True
-    while grew:
-        grew = False
-        for i, unit in enumerate(found):
-            if kept[i] or not unit.keepable:
-                continue
-            if unit.binds & needed or unit.changes & needed & defined:
-                kept[i] = grew = True
-                needed |= unit.reads | unit.changes
+    by_name: dict[str, list[int]] = {}  # the keepable units that bind or change each name
+    for i, unit in enumerate(found):
+        for name in unit.binds | (unit.changes & defined) if unit.keepable else ():
+            by_name.setdefault(name, []).append(i)
+    kept = [False] * len(found)
+    seen = set(roots)
+    waiting = list(seen)
+
+    def keep(i: int) -> None:
+        kept[i] = True
+        new = (found[i].reads | found[i].changes) - seen
+        seen.update(new)
+        waiting.extend(new)
+
+    for i, unit in enumerate(found):
+        if unit.always:
+            keep(i)
+    while waiting:
+        for i in by_name.get(waiting.pop(), []):
+            if not kept[i]:
+                keep(i)
     return kept
 
 
