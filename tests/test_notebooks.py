@@ -45,6 +45,12 @@ def test_code_cells_become_a_module_without_magics() -> None:
     assert f"{LEFT_OUT}%matplotlib inline" in source and "\nimport math\n" in source
     assert f"{LEFT_OUT}echo 1" in source and f"{LEFT_OUT}%%time" in source
     assert defines(made.source, ["f"])  # a timed cell's body is Python
+    assert made.invalid == ""
+    broken = json.loads(text)
+    del broken["cells"][1]["outputs"]  # Jupyter opens it, nbformat's schema refuses it
+    read = notebook_module(json.dumps(broken).encode())
+    assert read is not None and read.source == made.source
+    assert read.invalid == "'outputs' is a required property"
     assert notebook_module(b'{"not": "a notebook"}') is None
     assert notebook_module(b"\xff\xfe") is None
 
@@ -261,6 +267,7 @@ def test_notebooks_as_students_write_them(tmp_path: Path) -> None:
         ],
     }
     (old / "Copy of hw.ipynb").write_text(json.dumps(v3))
+    (old / "Untitled4.ipynb").write_text('{"cells": [')  # saved as the kernel died
 
     reports = grade(subs, tmp_path / "out")
     honest, calls, both = reports["honest"], reports["calls_sdpa"], reports["twice"]
@@ -295,9 +302,9 @@ def test_notebooks_as_students_write_them(tmp_path: Path) -> None:
     )
 
     assert reports["old_format"].problem("split_heads").score == 13
-    assert "Copy_of_hw.py: the code cells of the notebook Copy of hw.ipynb" in (
-        reports["old_format"].message
-    )
+    notes = reports["old_format"].message
+    assert "Copy_of_hw.py: the code cells of the notebook Copy of hw.ipynb" in notes
+    assert "Untitled4.ipynb: no notebook nbformat can read; left out" in notes
 
 
 def test_a_name_defined_twice_for_one_problem_is_told(tmp_path: Path) -> None:

@@ -143,8 +143,12 @@ def take_notebook(entry: os.DirEntry[str], module: str, chosen: Selection) -> No
     converted = None if why or more else notebook_module(data)
     if converted is None or chosen.total + len(converted.source) > MAX_TOTAL_BYTES:
         chosen.others.append(display(entry.name))
-        if why:
-            chosen.left_out[display(entry.name)] = why
+        if not why and more:
+            why = "it grew past the limits as it was read"
+        elif not why:
+            total = f"over the {MAX_TOTAL_BYTES >> 20} MiB limit for all files together"
+            why = "no notebook nbformat can read" if converted is None else total
+        chosen.left_out[display(entry.name)] = why
         return
     chosen.files[module] = converted.source
     chosen.total += len(converted.source)
