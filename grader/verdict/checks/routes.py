@@ -163,6 +163,9 @@ TAMPERING = {
 SAFE_LOAD_KEYWORDS = {"weights_only", "map_location", "mmap"}
 """What `torch.load(..., weights_only=True)` may be given and stay a load of tensors only: no
 `pickle_module`, no arguments built at run time (`**kwargs`: `None` is no keyword)."""
+WEIGHTS_ONLY_SAFE = tuple(int(p) for p in torch.__version__.split(".")[:2]) >= (2, 6)
+"""Before torch 2.6 (its default turned to `weights_only=True`), a crafted file got past that
+unpickler (CVE-2025-32434): there, every `torch.load` is tampering."""
 OS_PROGRAMS = re.compile(r"(?:^|\.)os\.(?:system|popen|exec\w*|spawn\w*|posix_spawnp?)(?:\.|$)")
 CODE_FROM_STRINGS = {"eval", "exec", "compile", "__builtins__"}
 NAME_ARGUMENT = {"getattr", "setattr", "delattr", "attrgetter", "methodcaller", "vars", *IMPORTERS}
@@ -430,6 +433,8 @@ class RouteFinder:
         use of `torch.load` (unpickling, an alias, arguments built at run time) still is."""
         call = self.file.parents.get(id(node))
         if path != "torch.load" or not isinstance(call, ast.Call) or call.func is not node:
+            return False
+        if not WEIGHTS_ONLY_SAFE:
             return False
         given = {k.arg: k.value for k in call.keywords}
         weights_only = given.get("weights_only")
