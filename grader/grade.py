@@ -37,7 +37,7 @@ from grader.sandboxing.staging import Staged, display, stage_submission
 from grader.sandboxing.untrusted import InvalidOutput
 from grader.verdict.checks.scope import Sources
 from grader.verdict.judge import judge_problem
-from grader.verdict.near import missing_file
+from grader.verdict.near import missing_file, missing_in_notebook
 from grader.verdict.prepare import Prepared, prepare
 
 
@@ -297,7 +297,14 @@ class Grader:
             message = f"no {entry} found: {staged.unread}"
         else:
             found = [display(path) for path in staged.sources] + staged.others
-            near = missing_file(entry, found, self.entries)
+            near = missing_file(entry, found, self.entries) or next(
+                (
+                    hint
+                    for name in problem.spec.symbols
+                    if (hint := missing_in_notebook(name, staged.notebooks))
+                ),
+                None,
+            )
             message = f"no {entry} in the submission" + (f": {near}" if near else "")
         return unscored(problem, ProblemStatus.not_attempted, message)
 

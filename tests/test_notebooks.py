@@ -309,19 +309,26 @@ def test_notebooks_as_students_write_them(tmp_path: Path) -> None:
 
 def test_a_name_defined_twice_for_one_problem_is_told(tmp_path: Path) -> None:
     """Two drafts of problem 5's MultiHeadAttention: the last is graded, as Python would run
-    it, and the report says so and how to have each graded; problem 7 is not made of either."""
+    it, and the report says so and how to have each graded; problem 7 is not made of either;
+    problem 6's class, misspelled, is named with its fix."""
     folder = tmp_path / "drafts"
     folder.mkdir()
     code = own_cell("multi_head_attention.py")
     draft = code.replace("self.out_proj(", "(")  # no output projection yet
     assert draft != code
     cells = [own_cell("attention.py"), own_cell("split_heads.py"), draft, code]
+    cells.append("class MultiheadSelfAttention(nn.Module):\n    pass")  # problem 6, misspelled
     (folder / "Untitled.ipynb").write_text(notebook(*(("code", c) for c in cells)))
     files, _ = files_found(folder, {"multi_head_attention.py": Wanted(("MultiHeadAttention",))})
     assert "multi_head_attention.py" in files
     report = grade(folder, tmp_path / "out")["drafts"]
     assert report.problem("multi_head_attention").score == 18
     assert report.problem("mha_with_weights").status is ProblemStatus.not_attempted
+    assert report.problem("multi_head_self_attention").message == (
+        "no multi_head_self_attention.py in the submission: the notebook's module Untitled.py "
+        "defines no MultiHeadSelfAttention: rename MultiheadSelfAttention to "
+        "MultiHeadSelfAttention (the contract's name)"
+    )
     assert (
         "MultiHeadAttention is defined 2 times in Untitled.py (cells 3 and 4), graded by their "
         "parameters, a problem's last: cell 3's not graded, cell 4's as multi_head_attention.py; "

@@ -14,8 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.sandboxing.bindings import bound
 from grader.sandboxing.capped import read_file_capped
 from grader.sandboxing.claims import Wanted
+from grader.sandboxing.definitions import parse
 from grader.sandboxing.notebooks import NOTEBOOK, Converted, module_for, notebook_module
 from grader.sandboxing.served import serve
 
@@ -43,6 +45,8 @@ class Staged:
     left_out: dict[str, str] = field(default_factory=dict)  # Python file -> the limit
     unread: str | None = None  # why part of the submission was never looked at
     others: list[str] = field(default_factory=list)  # files that are not Python, by path
+    notebooks: dict[str, list[str]] = field(default_factory=dict)
+    """The modules made of notebooks, each with the classes and functions its cells define."""
 
 
 @dataclass(frozen=True)
@@ -243,6 +247,13 @@ def content_hash(source: Path) -> str:
     return digest(select(source).files)
 
 
+def defined_in(source: bytes) -> list[str]:
+    """The classes and functions a module defines at its top, in order."""
+    tree = parse(source)
+    seen = bound(tree) if tree is not None else None
+    return seen[1] if seen is not None else []
+
+
 def from_notebooks(chosen: Selection, entries: Mapping[str, Wanted]) -> None:
     """The entry files not handed in that a notebook's module defines the names of (`serve`),
     each a module of one line that imports them from it; each notebook's module as graded,
@@ -270,6 +281,7 @@ def stage_submission(
     files (`entries`: each with what it must define) are found in them."""
     chosen = select(source)
     content = digest(chosen.files)  # what was handed in: the entry files made follow from it
+    defined = {m: defined_in(chosen.files[m]) for m in chosen.notebooks}
     from_notebooks(chosen, entries or {})
     dest.mkdir(parents=True, exist_ok=True)
     dest.chmod(READABLE_DIR)
@@ -290,4 +302,5 @@ def stage_submission(
         chosen.left_out,
         chosen.unread,
         chosen.others,
+        defined,
     )
