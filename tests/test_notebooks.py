@@ -12,14 +12,16 @@ from click.testing import CliRunner
 
 from grader.cli.main import cli
 from grader.reports.models import ProblemStatus, SubmissionReport
-from grader.sandboxing.claims import Wanted
-from grader.sandboxing.definitions import LEFT_OUT as DEMO_LEFT_OUT
+from grader.sandboxing.claims import Wanted, wanted
 from grader.sandboxing.definitions import prune
 from grader.sandboxing.notebooks import LEFT_OUT, defines, notebook_module
-from grader.sandboxing.staging import files_found
+from grader.sandboxing.served import serve
+from grader.sandboxing.staging import files_found, select
+from grader.specs.problem import load_spec
 from tests.conftest import ROOT
 
 COMPLETE = ROOT / "submissions" / "complete"
+SPECS = ROOT / "problems"
 
 
 def notebook(*cells: tuple[str, str]) -> str:
@@ -341,7 +343,8 @@ def test_a_name_defined_twice_for_one_problem_is_told(tmp_path: Path) -> None:
 def test_what_graded_names_need_is_kept_and_demo_code_left_out() -> None:
     """The rule of `definitions`, statement by statement: what the graded class reads as a
     global is kept (an alias of a forbidden function too: the class still calls it), a local of
-    the same name as demo code pulls nothing in, and what is left out keeps its line."""
+    the same name as demo code pulls nothing in, and what is left out is blanked, every line
+    keeping its number (a form feed in a string breaks none)."""
     source = "\n".join(
         [
             '"""My notebook."""',  # 1 kept: nothing runs
@@ -349,7 +352,7 @@ def test_what_graded_names_need_is_kept_and_demo_code_left_out() -> None:
             "import torch.nn.functional as F",  # 3 kept: so does the alias below
             "import matplotlib.pyplot as plt",  # 4 demo
             "from dataclasses import dataclass",  # 5 kept
-            "BLOCK = 8",  # 6 kept
+            "BLOCK = 8  # \f a form feed",  # 6 kept
             "attend = F.scaled_dot_product_attention",  # 7 kept: the class calls it
             "@dataclass",  # 8 kept, decorator and all
             "class Config:",
@@ -373,8 +376,32 @@ def test_what_graded_names_need_is_kept_and_demo_code_left_out() -> None:
         ]
     ).encode()
     pruned = prune(source, ["Model"])
-    lines = pruned.source.decode().splitlines()
+    lines = pruned.source.decode().split("\n")
     assert len(lines) == 26
-    demo = {i + 1 for i, line in enumerate(lines) if line.startswith(DEMO_LEFT_OUT)}
+    demo = {i + 1 for i, line in enumerate(lines) if not line}
     assert demo == {4, 18, 19, 20, 21, 22, 23, 24, 25, 26}, demo
     assert pruned.left_out == 8  # statements, the two of line 19 counted apart
+
+
+def test_a_copy_for_a_problem_keeps_within_the_size_limit(tmp_path: Path) -> None:
+    """Problem 5's definition, not the notebook's last, is graded from a copy of its module:
+    where that copy would pass the limit for all files together, the problem is not made of
+    it, and the note says so; the module as graded is never larger than the notebook's."""
+    cells = [own_cell(n) for n in ("attention.py", "split_heads.py", "multi_head_attention.py")]
+    cells += ["x = torch.randn(2, 4, 8)", own_cell("mha_with_weights.py")]
+    (tmp_path / "homework.ipynb").write_text(notebook(*(("code", c) for c in cells)))
+    chosen = select(tmp_path)
+    full = chosen.files["homework.py"]
+    entries = {
+        "multi_head_attention.py": wanted(load_spec(SPECS / "multi_head_attention/spec.toml")),
+        "mha_with_weights.py": wanted(load_spec(SPECS / "mha_with_weights/spec.toml")),
+    }
+    served = serve(chosen.files, chosen.notebooks, entries, room=100)
+    assert set(served.entries) == {"mha_with_weights.py"}
+    assert (
+        "multi_head_attention.py: not made of homework.py: its copy would pass the size limit for "
+        "all files together"
+    ) in "; ".join(served.notes)
+    assert len(served.modules["homework.py"]) == len(full) - len("x = torch.randn(2, 4, 8)")
+    served = serve(chosen.files, chosen.notebooks, entries, room=len(full))
+    assert set(served.entries) == set(entries)

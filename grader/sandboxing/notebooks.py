@@ -32,6 +32,7 @@ NOT_NAME = re.compile(r"[^A-Za-z0-9_]+")
 FOUND_FIRST = sys.stdlib_module_names | {"torch", "numpy", "safetensors"}
 """Modules Python finds before the submission's folder (last on the import path): a notebook's
 module never takes their name."""
+LINE_END = re.compile(r"\r\n|\r|\n")
 MAX_WHY = 160  # characters of nbformat's validation message kept
 
 
@@ -104,6 +105,13 @@ def module_for(name: str, taken: Collection[str]) -> str | None:
     return f"{module}.py"
 
 
+def lines_of(text: str) -> list[str]:
+    """A cell's lines as Python counts them (`str.splitlines` also breaks at a form feed, which
+    a string may hold)."""
+    lines = LINE_END.split(text)
+    return lines[:-1] if lines and not lines[-1] else lines
+
+
 def notebook_module(data: bytes) -> Converted | None:
     """The notebook's code cells, in order, as one module; None if it is not a notebook."""
     read = cells_of(data)
@@ -119,7 +127,7 @@ def notebook_module(data: bytes) -> Converted | None:
         starts.append((len(lines) + 1, number))
         first = text.split(maxsplit=1)[0] if text.strip() else ""
         foreign = first.startswith("%%") and first[2:] not in PYTHON_CELLS
-        for line in text.splitlines():
+        for line in lines_of(text):
             if foreign or line.lstrip().startswith(IPYTHON):
                 lines.append(LEFT_OUT + line)
                 left_out += 1

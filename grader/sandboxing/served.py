@@ -158,9 +158,14 @@ def note(module: str, read: Read, demo: int) -> str:
 
 
 def serve(
-    files: Mapping[str, bytes], notebooks: Mapping[str, Read], entries: Mapping[str, Wanted]
+    files: Mapping[str, bytes],
+    notebooks: Mapping[str, Read],
+    entries: Mapping[str, Wanted],
+    room: int,
 ) -> Served:
-    """Each notebook's module as graded, and the entry files not in `files` made of them."""
+    """Each notebook's module as graded, and the entry files not in `files` made of them; the
+    copies of a module made for a problem within `room` bytes (a module as graded is never
+    larger than the notebook's)."""
     served = Served()
     given: dict[str, str] = {}  # entry file -> the module it imports from
     roots = {m: set(entries[m].names) if m in entries else set() for m in notebooks}
@@ -179,8 +184,15 @@ def serve(
         for entry, without in taken.without.items():
             source = module
             if without:
-                source = variant_name(module, entry, {*files, *served.modules, *entries})
                 pruned = prune(files[module], entries[entry].names, without)
+                if len(pruned.source) > room:
+                    later.append(
+                        f"{entry}: not made of {module}: its copy would pass the size limit for "
+                        f"all files together ({hand_in(entry)})"
+                    )
+                    continue
+                room -= len(pruned.source)
+                source = variant_name(module, entry, {*files, *served.modules, *entries})
                 served.modules[source] = pruned.source
             else:
                 roots[module] |= set(entries[entry].names)

@@ -258,7 +258,7 @@ def from_notebooks(chosen: Selection, entries: Mapping[str, Wanted]) -> None:
     """The entry files not handed in that a notebook's module defines the names of (`serve`),
     each a module of one line that imports them from it; each notebook's module as graded,
     without the demo code its graded names do not need; and notes saying so."""
-    served = serve(chosen.files, chosen.notebooks, entries)
+    served = serve(chosen.files, chosen.notebooks, entries, MAX_TOTAL_BYTES - chosen.total)
     for module, made in served.modules.items():
         chosen.files[module] = made
     chosen.files.update(served.entries)
