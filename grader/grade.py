@@ -28,6 +28,7 @@ from grader.sandboxing.backends.base import (
     WorkerRun,
     batch_limits,
 )
+from grader.sandboxing.claims import wanted
 from grader.sandboxing.executor import PROTOCOL_VERSION
 from grader.sandboxing.locate import locate
 from grader.sandboxing.protocol import encode_job, problem_part, result_names
@@ -36,7 +37,7 @@ from grader.sandboxing.staging import Staged, display, stage_submission
 from grader.sandboxing.untrusted import InvalidOutput
 from grader.verdict.checks.scope import Sources
 from grader.verdict.judge import judge_problem
-from grader.verdict.near import missing_file
+from grader.verdict.near import missing_file, missing_in_notebook
 from grader.verdict.prepare import Prepared, prepare
 from sandbox.protocol import sealer
 
@@ -168,7 +169,7 @@ class Grader:
     def _grade(
         self, submission: Path, scratch: Path, slot: Slot
     ) -> tuple[list[ProblemReport], str, str, WorkerRun | None]:
-        entries = {p.spec.entry: p.spec.symbols for p in self.problems}
+        entries = {p.spec.entry: wanted(p.spec) for p in self.problems}
         located = locate(submission, self.entries)
         staged = stage_submission(located.folder, scratch / "submission", entries)
         attempted = [p for p in self.problems if (staged.path / p.spec.entry).is_file()]
@@ -299,7 +300,14 @@ class Grader:
             message = f"no {entry} found: {staged.unread}"
         else:
             found = [display(path) for path in staged.sources] + staged.others
-            near = missing_file(entry, found, self.entries)
+            near = missing_file(entry, found, self.entries) or next(
+                (
+                    hint
+                    for name in problem.spec.symbols
+                    if (hint := missing_in_notebook(name, staged.notebooks))
+                ),
+                None,
+            )
             message = f"no {entry} in the submission" + (f": {near}" if near else "")
         return unscored(problem, ProblemStatus.not_attempted, message)
 

@@ -11,6 +11,7 @@ from grader.errors import GraderError
 from grader.reports.models import SubmissionReport
 from grader.reports.redact import candidate_view
 from grader.sandboxing.backends.base import Backend, LimitOverrides
+from grader.sandboxing.claims import wanted
 from grader.sandboxing.notebooks import NOTEBOOK
 from grader.sandboxing.staging import files_found
 from grader.specs.problem import Visibility
@@ -44,7 +45,7 @@ def attempted(catalog: Catalog, path: Path) -> list[Problem]:
     right (their feedback says what to rename), as staging finds them; NothingToCheck, saying
     what was expected and what to rename, when there is none."""
     problems = catalog.problems.values()
-    files, others = files_found(path, {p.spec.entry: p.spec.symbols for p in problems})
+    files, others = files_found(path, {p.spec.entry: wanted(p.spec) for p in problems})
     near = {e: missing_file(e, [*files, *others], catalog.entries) for e in catalog.entries}
     found = [p for p in problems if p.spec.entry in files or near[p.spec.entry]]
     if not files & catalog.entries:

@@ -9,7 +9,7 @@ import json
 import os
 import shutil
 import zipfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
@@ -21,6 +21,7 @@ from grader.grade import Grader
 from grader.names import MAX_SLUG_BYTES, as_text, report_file, slug
 from grader.outputs import Options, write_outputs
 from grader.reports.models import ProblemStatus, read_report, write_report
+from grader.sandboxing.claims import Wanted
 from grader.sandboxing.staging import MAX_DEPTH, Staged, stage_submission
 from grader.shards import SHARD_FILE, read_shard
 from grader.specs.paths import REFERENCES_DIR
@@ -124,7 +125,7 @@ def test_a_limit_is_a_verdict_and_a_fault_is_that_submissions_alone(
         folder.mkdir()
         shutil.copyfile(SPLIT_HEADS, folder / "split_heads.py")
 
-    def stage(source: Path, dest: Path, entries: Mapping[str, Sequence[str]]) -> Staged:
+    def stage(source: Path, dest: Path, entries: Mapping[str, Wanted]) -> Staged:
         if source.name == "too_long":
             raise OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG), "x" * 300)
         if source.name == "ours":
@@ -267,7 +268,7 @@ def test_a_planned_file_the_file_system_refuses_is_left_out_with_why(
     system that holds two names as one makes) leaves that file out, noted, and stages the rest."""
     from grader.sandboxing import staging
 
-    def clashing(chosen: staging.Selection, entries: Mapping[str, Sequence[str]]) -> None:
+    def clashing(chosen: staging.Selection, entries: Mapping[str, Wanted]) -> None:
         chosen.files["split_heads.py/inner.py"] = b"x = 1\n"
         chosen.files["split_heads.py"] = b"y = 2\n"
 

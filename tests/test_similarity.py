@@ -138,7 +138,13 @@ def test_zips_and_notebooks_are_read_as_grade_reads_them(tmp_path: Path) -> None
             for file in (folder / name).iterdir():
                 archive.write(file, file.name)
     code = (folder / "loops" / "self_attention.py").read_text()
-    cell = {"cell_type": "code", "source": code, "metadata": {}, "outputs": []}
+    cell: dict[str, object] = {
+        "cell_type": "code",
+        "source": code,
+        "metadata": {},
+        "outputs": [],
+        "execution_count": None,
+    }
     notebook = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     (zips / "loops").mkdir()
     (zips / "loops" / "self_attention.ipynb").write_text(json.dumps(notebook))

@@ -277,6 +277,15 @@ def tampering(source: str | bytes) -> list[str]:
         ("import torch\nspec = torch.nn.__spec__", "spec"),
         ("import marshal\ncode = marshal.loads(blob)", "marshal"),
         ("import pickle\nf = pickle.loads(blob)", "pickle"),
+        # torch.load that unpickles: not asked for tensors only, or asked in a way the host
+        # cannot read
+        ("import torch\nsd = torch.load('m.pt', weights_only=False)", "torch.load"),
+        ("import torch\nsd = torch.load('m.pt')", "torch.load"),
+        ("import torch\nsd = torch.load('m.pt', weights_only=flag)", "torch.load"),
+        ("import torch\nsd = torch.load('m.pt', weights_only=True, **more)", "torch.load"),
+        ("import torch, pickle\nsd = torch.load(f, None, pickle, weights_only=True)", "pickle"),
+        ("import torch\nload = torch.load\nsd = load('m.pt', weights_only=True)", "torch.load"),
+        ("from torch import load\nsd = load('m.pt', weights_only=True)", "torch.load"),
         ("import types\nf = types.FunctionType(code, {})", "function built from a code object"),
         ("import subprocess\nsubprocess.run(['python', '-c', text])", "another program"),
         ("import os\nos.system('python -c ' + text)", "another program"),
@@ -410,6 +419,9 @@ def test_private_torch_names_are_tampering(source: str, private: str) -> None:
         # a helper folder put on the path, as notebooks and course templates do
         "import os, sys\nsys.path.insert(0, os.path.dirname(__file__))\nimport helpers",
         "# coding: utf8\nimport math\n",
+        # a checkpoint saved and loaded back as tensors only (torch's default since 2.6)
+        "import torch\ndef roundtrip(m, path):\n    torch.save(m.state_dict(), path)\n"
+        "    return torch.load(path, map_location='cpu', weights_only=True)\n",
         # a self-test under `__main__`, which grading never runs
         "import torch\nimport torch.nn.functional as F\n"
         "def attend(q, k, v):\n    return (q @ k.transpose(-2, -1)).softmax(-1) @ v\n"
@@ -604,3 +616,34 @@ def test_a_helpers_use_counts_where_the_guard_cannot_refuse_it(
     found = next(c for c in report.checks if c.check == "forbidden_api")
     assert (found.status is CheckStatus.failed) is fails, found.message
     assert ("einsum at helpers.py:3" in found.message) is fails, found.message
+
+
+def test_a_re_exported_definition_of_the_problem_s_name_is_the_entry_file_s(
+    catalog: Catalog,
+) -> None:
+    """A notebook for the whole set is graded through entry files that only re-export its
+    module: a forbidden call in the problem's own class there counts, even on a path the probes
+    never take; one in another problem's class of the same module (problem 10's flash path)
+    does not."""
+    problem = "causal_self_attention"
+    prepared = prepare(catalog.select([problem]), 0, catalog.reference_source())[problem]
+    reference = prepared.problem.reference_file.read_text()
+    never = (
+        "        if getattr(self, 'fast', False):\n"
+        "            return F.scaled_dot_product_attention(x, x, x, is_causal=True)\n"
+    )
+    own = reference.replace("        B, T, C = x.shape\n", never + "        B, T, C = x.shape\n")
+    assert own != reference
+    flash = "class Flash:\n    def forward(self, q):\n"
+    flash += "        return F.scaled_dot_product_attention(q, q, q)\n"
+    ended = ProblemExit(exit_code=0, signal=None, timed_out=False, seconds=1.0)
+    for module, fails in ((own, True), (reference, False)):
+        source = "import torch.nn.functional as F\n" + module + flash
+        files = {
+            prepared.problem.spec.entry: b"from homework import *\n",
+            "homework.py": source.encode(),
+        }
+        run = ProblemRun(problem, ended, started=True, imported=True, probes=prepared.reference)
+        report = judge_problem(prepared, run, Sources(files))
+        found = next(c for c in report.checks if c.check == "forbidden_api")
+        assert (found.status is CheckStatus.failed) is fails, found.message

@@ -103,8 +103,8 @@ def test_a_submission_of_near_misses_is_told_what_to_rename(
     make_grader: Callable[..., Grader], tmp_path: Path
 ) -> None:
     """The complete submission as a hurried candidate hands it in: one file renamed by the
-    browser, one with its extension doubled, one in a folder, one a notebook, a function named
-    short; the rest of the files are right and score full marks."""
+    browser, one with its extension doubled, one in a folder, a function named short; the rest
+    of the files are right and score full marks, a notebook named with a space among them."""
     root = tmp_path / "near_misses"
     shutil.copytree(ROOT / "submissions" / "complete", root)
     (root / "causal_attention.py").rename(root / "causal_attention (1).py")
@@ -112,7 +112,7 @@ def test_a_submission_of_near_misses_is_told_what_to_rename(
     (root / "src").mkdir()
     (root / "flash_attention.py").rename(root / "src" / "flash_attention.py")
     code = (root / "self_attention.py").read_text()
-    (root / "self attention.ipynb").write_text(notebook(("code", code)))  # no module's name
+    (root / "self attention.ipynb").write_text(notebook(("code", code)))  # read as self_attention
     (root / "self_attention.py").unlink()
     (root / "split_heads.py").rename(root / "SplitHeads.py")  # four problems import it
     loop = root / "mha_by_loop.py"
@@ -123,12 +123,12 @@ def test_a_submission_of_near_misses_is_told_what_to_rename(
         "causal_attention": "found causal_attention (1).py: rename it to causal_attention.py",
         "mha_wrapper": "found mha_wrapper.py.txt: rename it to mha_wrapper.py",
         "flash_attention": "found src/flash_attention.py: move it to the submission's top folder",
-        "self_attention": "found the notebook self attention.ipynb: save it as Python",
         "split_heads": "found SplitHeads.py: rename it to split_heads.py",
     }
     for problem, hint in expected.items():
         result = report.problem(problem)
         assert result.status is ProblemStatus.not_attempted and hint in result.message
+    assert report.problem("self_attention").score == 11
     loop_checks = report.problem("mha_by_loop").checks
     renamed = "mha_by_loop.py defines no mha_by_loop: rename mha_loop to mha_by_loop"
     assert any(renamed in c.message for c in loop_checks), [c.message for c in loop_checks]
@@ -147,7 +147,7 @@ def test_a_submission_of_near_misses_is_told_what_to_rename(
     print_feedback(view, {}, console)
     assert "move it to the submission's top folder" in console.export_text()
     rest = [p for p in report.problems if p.status is ProblemStatus.graded]
-    assert {p.problem for p in rest} == {"mha_by_loop"}, [p.problem for p in rest]
+    assert {p.problem for p in rest} == {"mha_by_loop", "self_attention"}, rest
 
 
 def test_a_file_in_the_one_folder_is_graded_and_beside_top_files_is_told_to_move(

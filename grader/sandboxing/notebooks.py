@@ -1,20 +1,24 @@
-"""Jupyter notebooks handed in: their code cells as a Python module, with the cell magics and
-shell escapes left out (and counted), and whether a module defines a problem's names.
+"""Jupyter notebooks handed in: read by nbformat (an older format upgraded, the result
+validated), their code cells as a Python module named after the notebook, with the cell magics
+and shell escapes left out (and counted), and whether a module defines a problem's names.
 
-A notebook is the candidate's JSON: read with strict size limits by staging, parsed by pydantic
-(which ignores what it does not model), never executed here.
+A notebook is the candidate's JSON: read with strict size limits by staging, never executed here.
 """
 
 from __future__ import annotations
 
-import ast
-import contextlib
-from collections.abc import Sequence
+import keyword
+import re
+import sys
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, ValidationError
+import nbformat
 
 from grader.sandboxing.bindings import bound
+from grader.sandboxing.definitions import parse
 
 NOTEBOOK = ".ipynb"
 IPYTHON = ("%", "!")  # a line magic, a shell escape: not Python
@@ -23,20 +27,56 @@ PYTHON_CELLS = {"time", "timeit", "capture", "prun", "debug", "python", "python3
 kept, the magic's line left out. Any other cell (`%%bash`, `%%writefile`, `%%html`...) is left
 out whole."""
 LEFT_OUT = "# left out (not Python): "
+MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+NOT_NAME = re.compile(r"[^A-Za-z0-9_]+")
+FOUND_FIRST = sys.stdlib_module_names | {"torch", "numpy", "safetensors"}
+"""Modules Python finds before the submission's folder (last on the import path): a notebook's
+module never takes their name."""
+LINE_END = re.compile(r"\r\n|\r|\n")
+MAX_WHY = 160  # characters of nbformat's validation message kept
 
 
-class Cell(BaseModel):
-    cell_type: str
-    source: str | list[str] = ""
-
-
-class Notebook(BaseModel):
-    cells: list[Cell]
-
-
-class Converted(BaseModel):
+@dataclass(frozen=True)
+class Converted:
     source: bytes
     left_out: int  # magic and shell lines commented out
+    invalid: str = ""  # what nbformat's validation found wrong, where it did
+    cells: tuple[tuple[int, int], ...] = ()  # (the module's line, from 1, where it starts, cell)
+
+    def cell_at(self, line: int) -> int:
+        """The notebook's cell (from 1, as it shows them, text cells counted) holding `line`."""
+        return max((c for start, c in self.cells if start <= line), default=1)
+
+
+def cells_of(data: bytes) -> tuple[list[tuple[str, str]], str] | None:
+    """The notebook's cells, as (type, source), read by nbformat in its current format, and what
+    its validation found wrong (empty if nothing); None if it is no notebook."""
+    try:
+        notebook: Any = nbformat.convert(nbformat.reader.reads(data), 4)
+    except Exception:  # the candidate's bytes: whatever nbformat raises, no notebook
+        return None
+    cells = notebook.get("cells") if isinstance(notebook, dict) else None
+    if not isinstance(cells, list) or not all(isinstance(c, dict) for c in cells):
+        return None
+    read = [(c.get("cell_type"), c.get("source", "")) for c in cells]
+    read = [(k, "".join(s) if isinstance(s, list) else s) for k, s in read]
+    if not all(isinstance(k, str) and isinstance(s, str) for k, s in read):
+        return None
+    return read, problems_of(notebook)
+
+
+def problems_of(notebook: Any) -> str:
+    """What nbformat's validation finds wrong with the notebook; cell ids, which nothing here
+    reads, given where missing or repeated (as Jupyter does on saving)."""
+    if notebook.get("nbformat_minor", 0) >= 5:
+        for number, cell in enumerate(notebook["cells"]):
+            cell["id"] = f"cell-{number}"
+    try:
+        nbformat.validate(notebook)
+    except Exception as exc:  # nbformat's ValidationError, or what a malformed field raises
+        why = str(getattr(exc, "message", exc)).splitlines()[0] if str(exc) else type(exc).__name__
+        return why if len(why) <= MAX_WHY else why[: MAX_WHY - 3] + "..."
+    return ""
 
 
 def holds_notebook(folder: Path) -> bool:
@@ -44,35 +84,63 @@ def holds_notebook(folder: Path) -> bool:
     return any(path.suffix == NOTEBOOK and path.is_file() for path in folder.iterdir())
 
 
+def module_for(name: str, taken: Collection[str]) -> str | None:
+    """The module a notebook named `name` is read as: `homework.ipynb` as `homework.py`, beside
+    no `homework.py` (None there: that file is what was handed in); any other name made a
+    module's (`Copy of hw.ipynb` as `Copy_of_hw.py`, `1.ipynb` as `notebook_1.py`, `code.ipynb`
+    as `code_notebook.py`: the standard library has `code`), a number added where `taken`
+    (files beside it, modules of notebooks) has it."""
+    stem = name.removesuffix(NOTEBOOK)
+    if MODULE.fullmatch(stem) and f"{stem}.py" in taken:
+        return None
+    made = NOT_NAME.sub("_", stem).strip("_") or "notebook"
+    if not MODULE.fullmatch(made):
+        made = f"notebook_{made}"
+    if keyword.iskeyword(made) or made in FOUND_FIRST:
+        made = f"{made}_notebook"
+    module, number = made, 1
+    while f"{module}.py" in taken:
+        number += 1
+        module = f"{made}_{number}"
+    return f"{module}.py"
+
+
+def lines_of(text: str) -> list[str]:
+    """A cell's lines as Python counts them (`str.splitlines` also breaks at a form feed, which
+    a string may hold)."""
+    lines = LINE_END.split(text)
+    return lines[:-1] if lines and not lines[-1] else lines
+
+
 def notebook_module(data: bytes) -> Converted | None:
     """The notebook's code cells, in order, as one module; None if it is not a notebook."""
-    try:
-        notebook = Notebook.model_validate_json(data)
-    except ValidationError:
+    read = cells_of(data)
+    if read is None:
         return None
+    cells, invalid = read
     lines: list[str] = []
+    starts = []
     left_out = 0
-    for cell in notebook.cells:
-        if cell.cell_type != "code":
+    for number, (kind, text) in enumerate(cells, start=1):
+        if kind != "code":
             continue
-        text = cell.source if isinstance(cell.source, str) else "".join(cell.source)
+        starts.append((len(lines) + 1, number))
         first = text.split(maxsplit=1)[0] if text.strip() else ""
         foreign = first.startswith("%%") and first[2:] not in PYTHON_CELLS
-        for line in text.splitlines():
+        for line in lines_of(text):
             if foreign or line.lstrip().startswith(IPYTHON):
                 lines.append(LEFT_OUT + line)
                 left_out += 1
             else:
                 lines.append(line)
         lines.append("")
-    return Converted(source="\n".join(lines).encode(), left_out=left_out)
+    source = "\n".join(lines).encode("utf-8", "surrogatepass")  # a lone surrogate: not UTF-8
+    return Converted(source, left_out, invalid, tuple(starts))
 
 
 def defines(source: bytes, names: Sequence[str]) -> bool:
     """Whether the module binds every one of `names` at its top level (a class, a function, an
     assignment or an import)."""
-    tree = None
-    with contextlib.suppress(SyntaxError, ValueError, RecursionError, MemoryError):
-        tree = ast.parse(source)
+    tree = parse(source)
     seen = bound(tree) if tree is not None else None
     return seen is not None and all(name in seen[0] for name in names)

@@ -11,12 +11,16 @@ import errno
 import hashlib
 import itertools
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.sandboxing.bindings import bound
 from grader.sandboxing.capped import read_file_capped
-from grader.sandboxing.notebooks import NOTEBOOK, defines, notebook_module
+from grader.sandboxing.claims import Wanted
+from grader.sandboxing.definitions import parse
+from grader.sandboxing.notebooks import NOTEBOOK, Converted, module_for, notebook_module
+from grader.sandboxing.served import serve
 
 MAX_FILE_BYTES = 1 << 20
 MAX_FILES = 200
@@ -42,6 +46,16 @@ class Staged:
     left_out: dict[str, str] = field(default_factory=dict)  # Python file -> the limit
     unread: str | None = None  # why part of the submission was never looked at
     others: list[str] = field(default_factory=list)  # files that are not Python, by path
+    notebooks: dict[str, list[str]] = field(default_factory=dict)
+    """The modules made of notebooks, each with the classes and functions its cells define."""
+
+
+@dataclass(frozen=True)
+class Read:
+    """A notebook read as a module: its file's name, and what was made of its cells."""
+
+    name: str
+    converted: Converted
 
 
 @dataclass
@@ -55,7 +69,7 @@ class Selection:
     unread: str | None = None
     others: list[str] = field(default_factory=list)
     made: list[str] = field(default_factory=list)  # what was made of notebooks, as notes
-    notebooks: list[str] = field(default_factory=list)  # the modules made of them
+    notebooks: dict[str, Read] = field(default_factory=dict)  # the modules made of them
     total: int = 0
     entries: int = 0
 
@@ -127,22 +141,23 @@ def file_limit(entry: os.DirEntry[str], relative: str, chosen: Selection) -> str
 
 
 def take_notebook(entry: os.DirEntry[str], module: str, chosen: Selection) -> None:
-    """A notebook in the submission's top folder, as the module `module` of its code cells
-    (where no such file was handed in); a limit or bytes that are no notebook are noted."""
+    """A notebook in the submission's top folder, as the module `module` of its code cells; a
+    limit or bytes that are no notebook are noted."""
     why = file_limit(entry, entry.name, chosen)
     data, more = (b"", True) if why else read_file_capped(Path(entry.path), MAX_FILE_BYTES)
     converted = None if why or more else notebook_module(data)
     if converted is None or chosen.total + len(converted.source) > MAX_TOTAL_BYTES:
         chosen.others.append(display(entry.name))
-        if why:
-            chosen.left_out[display(entry.name)] = why
+        if not why and more:
+            why = "it grew past the limits as it was read"
+        elif not why:
+            total = f"over the {MAX_TOTAL_BYTES >> 20} MiB limit for all files together"
+            why = "no notebook nbformat can read" if converted is None else total
+        chosen.left_out[display(entry.name)] = why
         return
     chosen.files[module] = converted.source
     chosen.total += len(converted.source)
-    magics = converted.left_out
-    left = f" ({magics} magic or shell line(s) left out)" if magics else ""
-    chosen.made.append(f"{module}: the code cells of the notebook {shown(entry.name)}{left}")
-    chosen.notebooks.append(module)
+    chosen.notebooks[module] = Read(display(entry.name), converted)
 
 
 def take_file(entry: os.DirEntry[str], relative: str, chosen: Selection) -> None:
@@ -158,12 +173,12 @@ def take_file(entry: os.DirEntry[str], relative: str, chosen: Selection) -> None
     chosen.left_out[display(relative)] = why
 
 
-def notebook_for(entry: os.DirEntry[str], module: str, names: set[str]) -> bool:
-    """Whether `entry` is a notebook to take as `module`: a file, named as a module may be,
-    beside no file of that name."""
-    if not entry.name.endswith(NOTEBOOK) or module in names:
-        return False
-    return module.removesuffix(".py").isidentifier() and entry.is_file(follow_symlinks=False)
+def notebook_for(entry: os.DirEntry[str], taken: set[str]) -> str | None:
+    """The module to take `entry` as, if it is a notebook (a file) whose name no Python file
+    beside it has (`module_for`)."""
+    if not entry.name.endswith(NOTEBOOK) or not entry.is_file(follow_symlinks=False):
+        return None
+    return module_for(entry.name, taken)
 
 
 def folder_limit(entry: os.DirEntry[str], relative: str, depth: int) -> str | None:
@@ -194,14 +209,14 @@ def select(source: Path) -> Selection:
             chosen.folders.append(f"folder {shown(display(prefix))}: unreadable ({exc.strerror})")
             continue
         folders = []
-        names = {entry.name for entry in entries}
+        taken = {entry.name for entry in entries}
         for entry in entries:
             relative = prefix + entry.name
-            module = entry.name.removesuffix(NOTEBOOK) + ".py"
             try:
                 if entry.name.endswith(".py") and not entry.is_dir(follow_symlinks=False):
                     take_file(entry, relative, chosen)
-                elif not prefix and notebook_for(entry, module, names):
+                elif not prefix and (module := notebook_for(entry, taken)):
+                    taken.add(module)
                     take_notebook(entry, module, chosen)
                 elif not entry.is_dir(follow_symlinks=False):
                     if len(chosen.others) < MAX_OTHERS:
@@ -233,35 +248,29 @@ def content_hash(source: Path) -> str:
     return digest(select(source).files)
 
 
-def from_notebooks(chosen: Selection, entries: Mapping[str, Sequence[str]]) -> None:
-    """Each entry file not handed in whose names a notebook's module defines (one notebook
-    for the whole set): a module of one line that imports them from it. A notebook named as a
-    problem's file is that problem's alone, and a name serves one problem only, the first in
-    `entries` that asks for it (problems may share a class's name: the notebook holds one)."""
-    served: dict[tuple[str, str], str] = {}  # (module, name) -> the entry file it serves
-    for entry, names in entries.items():
-        if entry in chosen.files:
-            continue
+def defined_in(source: bytes) -> list[str]:
+    """The classes and functions a module defines at its top, in order."""
+    tree = parse(source)
+    seen = bound(tree) if tree is not None else None
+    return seen[1] if seen is not None else []
+
+
+def from_notebooks(chosen: Selection, entries: Mapping[str, Wanted]) -> None:
+    """The entry files not handed in that a notebook's module defines the names of (`serve`),
+    each a module of one line that imports them from it; each notebook's module as graded,
+    without the demo code its graded names do not need; and notes saying so."""
+    served = serve(chosen.files, chosen.notebooks, entries, MAX_TOTAL_BYTES - chosen.total)
+    for module, made in served.modules.items():
+        chosen.files[module] = made
+    chosen.made += served.notes
+    for entry, made in served.entries.items():
         if any(relative.startswith(f"{entry}/") for relative in chosen.files):
             chosen.made.append(f"{entry}: not made of a notebook: a folder has its name")
-            continue
-        for module in chosen.notebooks:
-            if module in entries or not defines(chosen.files[module], names):
-                continue
-            taken = [served[module, n] for n in names if (module, n) in served]
-            if taken:
-                chosen.made.append(
-                    f"{entry}: not made of {module}, whose {', '.join(names)} is {taken[0]}'s "
-                    f"(hand it in as {entry} or {entry.removesuffix('.py')}{NOTEBOOK})"
-                )
-                continue
-            chosen.files[entry] = f"from {module.removesuffix('.py')} import *\n".encode()
-            chosen.made.append(f"{entry}: {', '.join(names)} from {module}")
-            served.update(((module, n), entry) for n in names)
-            break
+        else:
+            chosen.files[entry] = made
 
 
-def files_found(source: Path, entries: Mapping[str, Sequence[str]]) -> tuple[set[str], list[str]]:
+def files_found(source: Path, entries: Mapping[str, Wanted]) -> tuple[set[str], list[str]]:
     """The Python files staging would copy of `source`, those made of its notebooks included,
     and its other files' names (as feedback shows them)."""
     chosen = select(source)
@@ -297,13 +306,14 @@ def write_staged(dest: Path, relative: str, data: bytes) -> None:
 
 
 def stage_submission(
-    source: Path, dest: Path, entries: Mapping[str, Sequence[str]] | None = None
+    source: Path, dest: Path, entries: Mapping[str, Wanted] | None = None
 ) -> Staged:
     """Copy the submission's regular Python files, within the limits, to `dest`, readable by
     every account whatever the umask; its notebooks become modules, and the problems' entry
-    files (`entries`: each with the names it must define) are found in them."""
+    files (`entries`: each with what it must define) are found in them."""
     chosen = select(source)
     content = digest(chosen.files)  # what was handed in: the entry files made follow from it
+    defined = {m: defined_in(chosen.files[m]) for m in chosen.notebooks}
     from_notebooks(chosen, entries or {})
     dest.mkdir(parents=True, exist_ok=True)
     dest.chmod(READABLE_DIR)
@@ -323,4 +333,5 @@ def stage_submission(
         chosen.left_out,
         chosen.unread,
         chosen.others,
+        defined,
     )

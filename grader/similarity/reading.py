@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from grader.errors import GraderError
 from grader.names import submission_name
 from grader.platforms.exports import open_export
+from grader.sandboxing.claims import wanted
 from grader.sandboxing.locate import locate
 from grader.sandboxing.staging import from_notebooks, select
 
@@ -42,7 +43,7 @@ def as_source(name: str, data: bytes) -> tuple[str | None, str | None]:
 def candidate(path: Path, catalog: Catalog, notes: list[str]) -> Candidate:
     name = submission_name(path)
     chosen = select(locate(path, catalog.entries).folder)
-    from_notebooks(chosen, {p.spec.entry: p.spec.symbols for p in catalog.problems.values()})
+    from_notebooks(chosen, {p.spec.entry: wanted(p.spec) for p in catalog.problems.values()})
     notes += [f"{name}: {note}" for note in chosen.skipped()]
     sources = {}
     for file, data in chosen.files.items():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 
 COPY_MARK = re.compile(r"(\s*\(\d+\)|[\s_-]+copy(\s*\d+)?)$", re.IGNORECASE)  # `x (1)`, `x copy`
 EXTENSIONS = (".py", ".txt", ".ipynb", ".pdf", ".md")
@@ -91,4 +91,20 @@ def missing_file(entry: str, found: Iterable[str], taken: Collection[str] = ()) 
         if name == entry:
             return f"found {cut(path)}: move it to the submission's top folder"
         return f"found {cut(path)}: rename it to {entry}"
+    return None
+
+
+def missing_in_notebook(symbol: str, defined: Mapping[str, Iterable[str]]) -> str | None:
+    """What to rename when a notebook's module (`defined`: the classes and functions its cells
+    define) holds a near miss of `symbol`, the name a problem's file must define."""
+    for module, names in defined.items():
+        near = [name for name in names if alike(symbol, name)]
+        if near and symbol not in near:  # where it is, the notes say why it was not taken
+            closest = max(
+                near, key=lambda n: difflib.SequenceMatcher(None, key(symbol), key(n)).ratio()
+            )
+            return (
+                f"the notebook's module {cut(module)} defines no {symbol}: rename "
+                f"{cut(closest)} to {symbol} (the contract's name)"
+            )
     return None

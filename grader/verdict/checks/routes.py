@@ -160,6 +160,12 @@ TAMPERING = {
     "sympy": "sympy, which evaluates expressions given as text",
     "linecache": "linecache, which hands out any text as a file's source (to TorchScript)",
 }
+SAFE_LOAD_KEYWORDS = {"weights_only", "map_location", "mmap"}
+"""What `torch.load(..., weights_only=True)` may be given and stay a load of tensors only: no
+`pickle_module`, no arguments built at run time (`**kwargs`: `None` is no keyword)."""
+WEIGHTS_ONLY_SAFE = tuple(int(p) for p in torch.__version__.split(".")[:2]) >= (2, 6)
+"""Before torch 2.6 (its default turned to `weights_only=True`), a crafted file got past that
+unpickler (CVE-2025-32434): there, every `torch.load` is tampering."""
 OS_PROGRAMS = re.compile(r"(?:^|\.)os\.(?:system|popen|exec\w*|spawn\w*|posix_spawnp?)(?:\.|$)")
 CODE_FROM_STRINGS = {"eval", "exec", "compile", "__builtins__"}
 NAME_ARGUMENT = {"getattr", "setattr", "delattr", "attrgetter", "methodcaller", "vars", *IMPORTERS}
@@ -409,7 +415,7 @@ class RouteFinder:
             self.add(node, f"{path} changed (a module others use too, the grader's own)", True)
         elif path is not None:
             what = tampering_of(path)
-            if what is not None:
+            if what is not None and not self.loads_weights_only(node, path):
                 self.add(node, what, True)
             elif node.attr == "__dict__":
                 self.add(node, f"{path} (an imported namespace)", True)
@@ -419,6 +425,26 @@ class RouteFinder:
                 self.module_as_value(node, path)
         elif node.attr in self.forbidden and node.attr not in self.own:
             self.add(node, node.attr)
+
+    def loads_weights_only(self, node: ast.Attribute, path: str) -> bool:
+        """`torch.load(f, weights_only=True)` (torch's default since 2.6), called at once: its
+        unpickler builds tensors and plain containers only, whatever the file holds (its list of
+        allowed classes grows through `torch.serialization` alone, itself tampering). Any other
+        use of `torch.load` (unpickling, an alias, arguments built at run time) still is."""
+        call = self.file.parents.get(id(node))
+        if path != "torch.load" or not isinstance(call, ast.Call) or call.func is not node:
+            return False
+        if not WEIGHTS_ONLY_SAFE:
+            return False
+        given = {k.arg: k.value for k in call.keywords}
+        weights_only = given.get("weights_only")
+        return (
+            isinstance(weights_only, ast.Constant)
+            and weights_only.value is True
+            and set(given) <= SAFE_LOAD_KEYWORDS
+            and len(call.args) <= 2  # the file, and where to map it
+            and not any(isinstance(a, ast.Starred) for a in call.args)
+        )
 
     def visit_name(self, node: ast.Name) -> None:
         if node.id in CODE_FROM_STRINGS:

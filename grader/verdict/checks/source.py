@@ -6,6 +6,8 @@ Each reads the problem's scope: its entry file and the candidate's modules it im
 
 from __future__ import annotations
 
+import ast
+
 from pydantic import Field
 
 from grader.reports.models import CheckStatus
@@ -16,6 +18,8 @@ from grader.verdict.checks.routes import Route, find_routes
 from grader.verdict.checks.scope import SourceFile, Unreadable
 from grader.verdict.checks.values import passed
 from sandbox.protocol import family_of
+
+DEFINITIONS = ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
 
 
 class ForbiddenParams(NoParams):
@@ -54,11 +58,32 @@ def unreadable_at(path: str, unreadable: Unreadable) -> str:
     return f"{path}{line}: {unreadable.why}"
 
 
+def own_lines(ctx: Context) -> dict[str, list[tuple[int, int]]]:
+    """Where an entry file that only re-exports a module (`from homework import *`, as a
+    notebook for the whole set is graded) defines the problem's names: the lines of that
+    module's top-level classes and functions of those names, the entry file's own code."""
+    entry = ctx.sources.files.get(ctx.spec.entry)
+    body = entry.tree.body if entry is not None and entry.tree is not None else []
+    star = body[0] if len(body) == 1 else None
+    if not isinstance(star, ast.ImportFrom) or star.level or [a.name for a in star.names] != ["*"]:
+        return {}
+    module = ctx.sources.own(star.module or "")
+    if module is None or module.tree is None:
+        return {}
+    spans = [
+        (min([d.lineno, *(x.lineno for x in d.decorator_list)]), d.end_lineno or d.lineno)
+        for d in module.tree.body
+        if isinstance(d, DEFINITIONS) and d.name in ctx.spec.symbols
+    ]
+    return {module.path: spans}
+
+
 @register(CheckId.forbidden_api)
 class ForbiddenApi(Check[ForbiddenParams]):
-    """No forbidden API, proven used in the problem's entry file (outside its `__main__` block),
-    in a helper where the sandbox's guard does not refuse it, or refused at run time (then its
-    helpers' uses are named too); no construct, in any file the problem may run, whose only use
+    """No forbidden API, proven used in the problem's entry file (outside its `__main__` block)
+    or in the definitions of its names that an entry file only re-exports, in a helper where
+    the sandbox's guard does not refuse it, or refused at run time (then its helpers' uses are
+    named too); no construct, in any file the problem may run, whose only use
     is to hide such a route (tampering); and no file there the grader cannot read."""
 
     def __init__(self, spec: CheckSpec, problem: ProblemSpec) -> None:
@@ -94,10 +119,14 @@ class ForbiddenApi(Check[ForbiddenParams]):
         # shared module): what the problem ran of it the guard refused. The entry file's uses
         # count, and a helper's of a name the guard does not refuse (an instructor's own).
         unguarded = [name for name in self.names() if family_of(name) is None]
+        own = own_lines(ctx)
         uses = [
             f"{r.what} at {f.path}:{r.line}"
             for f, r in routes
-            if f.path == ctx.spec.entry or refused or any(n in r.what for n in unguarded)
+            if f.path == ctx.spec.entry
+            or refused
+            or any(n in r.what for n in unguarded)
+            or any(start <= r.line <= end for start, end in own.get(f.path, []))
         ]
         uses += refused
         if uses:
