@@ -28,8 +28,8 @@ def writable():
 
 def snoop():
     """Print what of the other problem this one finds: the out folder's entries, and every
-    regular file under those places and the cwd's parents (not the kernel's /proc, /sys and
-    /dev, /dev/shm aside) that holds the other's mark."""
+    regular file of at most 64 KiB under those places and the cwd's parents (not the kernel's
+    /proc, /sys and /dev, /dev/shm aside) that holds the other's mark."""
     out = os.path.dirname(own_folder())
     print("OUT HOLDS", sorted(os.listdir(out)))
     cwd = os.getcwd()
@@ -44,10 +44,11 @@ def snoop():
                 if seen > 5000:
                     return
                 try:
-                    if not stat.S_ISREG(os.lstat(path).st_mode):
-                        continue
+                    info = os.lstat(path)
+                    if not stat.S_ISREG(info.st_mode) or info.st_size > 1 << 16:
+                        continue  # what a problem leaves is small: the image's libraries are not
                     with open(path, "rb") as file:
-                        data = file.read(1 << 20)
+                        data = file.read()
                 except OSError:
                     continue
                 if OTHER.encode() in data:
