@@ -34,6 +34,8 @@ import symtable
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
+from grader.sandboxing.parsetime import too_slow
+
 LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 """A line as Python's parser counts them (`str.splitlines` also breaks at a form feed)."""
 KEPT_KINDS = (
@@ -201,7 +203,10 @@ def defined_names(found: list[Unit]) -> set[str]:
 
 
 def parse(source: bytes) -> ast.Module | None:
-    """The module's tree (a notebook may `await` at its top), or None."""
+    """The module's tree (a notebook may `await` at its top), or None (also where the parser
+    took over its budget on it: `parsetime`)."""
+    if too_slow(source) is not None:
+        return None
     with contextlib.suppress(SyntaxError, ValueError, RecursionError, MemoryError):
         flags = ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
         tree = compile(source, "<notebook>", "exec", flags, dont_inherit=True)

@@ -20,6 +20,7 @@ from grader.sandboxing.capped import read_file_capped
 from grader.sandboxing.claims import Wanted
 from grader.sandboxing.definitions import parse
 from grader.sandboxing.notebooks import NOTEBOOK, Converted, module_for, notebook_module
+from grader.sandboxing.parsetime import screen
 from grader.sandboxing.served import serve
 
 MAX_FILE_BYTES = 1 << 20
@@ -195,7 +196,8 @@ def folder_limit(entry: os.DirEntry[str], relative: str, depth: int) -> str | No
 
 def select(source: Path) -> Selection:
     """Walk the submission (depth first, files before sub-folders, each sorted by name) and
-    take what the limits let in."""
+    take what the limits let in; the Python it takes (its notebooks' modules too) is parsed
+    once in a process of its own (`parsetime.screen`) before the host parses any of it."""
     chosen = Selection()
     stack: list[tuple[Path, str, int]] = [(source, "", 0)]
     while stack and chosen.unread is None:
@@ -228,6 +230,7 @@ def select(source: Path) -> Selection:
             except OSError as exc:
                 chosen.left_out[display(relative)] = f"unreadable ({exc.strerror})"
         stack.extend(reversed(folders))
+    screen(chosen.files)
     return chosen
 
 

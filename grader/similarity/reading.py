@@ -14,6 +14,7 @@ from grader.names import submission_name
 from grader.platforms.exports import open_export
 from grader.sandboxing.claims import wanted
 from grader.sandboxing.locate import locate
+from grader.sandboxing.parsetime import too_slow
 from grader.sandboxing.staging import from_notebooks, select
 
 if TYPE_CHECKING:
@@ -48,6 +49,8 @@ def candidate(path: Path, catalog: Catalog, notes: list[str]) -> Candidate:
     sources = {}
     for file, data in chosen.files.items():
         text, why = as_source(file, data)
+        if (slow := too_slow(data)) is not None:
+            text, why = None, f"{file}: {slow}, left out"
         if text is None:
             notes.append(f"{name}: {why}")
         else:

@@ -37,7 +37,7 @@ def judge_problem(prepared: Prepared, run: ProblemRun, sources: Sources) -> Prob
         verdicts = [verdict] * len(prepared.checks)
         status = ProblemStatus.import_error
     elif not run.imported:  # nothing of the entry file ran to its end: no check can count
-        message = unfinished_import(run, spec)
+        message = unfinished_import(run, spec) + unread_by_host(sources, spec.entry)
         verdict = Verdict(CheckStatus.error, message, missing=why_missing(run))
         verdicts = [verdict] * len(prepared.checks)
         status, _ = problem_status(prepared, run, verdicts)
@@ -129,6 +129,15 @@ def check_report(check: Check, verdict: Verdict, zeroed: bool) -> CheckReport:
         diagnosis=verdict.diagnosis,
         pattern=verdict.pattern,
     )
+
+
+def unread_by_host(sources: Sources, entry: str) -> str:
+    """Which of the problem's files the grader cannot read either, and why (the parser over its
+    budget, a tree too deep or too large): likely what kept the import from finishing."""
+    for file in sources.scope(entry):
+        if file.unreadable is not None:
+            return f"; the grader cannot read {file.path} either: {file.unreadable.why}"
+    return ""
 
 
 def unfinished_import(run: ProblemRun, spec: ProblemSpec) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
+from grader.sandboxing.parsetime import too_slow
 from grader.verdict.checks.bindings import called, import_bindings, literal_at
 
 # Names Python finds in the image before the submission's folder, which comes last on the import
@@ -104,6 +105,9 @@ def parse(data: bytes, name: str) -> ast.Module | Unreadable:
     broken = over_limits(data)
     if broken is not None:
         return broken
+    slow = too_slow(data)
+    if slow is not None:
+        return Unreadable(0, slow)
     try:
         tree = ast.parse(data, filename=name)
     except Exception as exc:  # anything the parser raises: the file is unreadable
