@@ -15,8 +15,10 @@ stub module, the operation counter, the import hook) has globals of its own.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import importlib.machinery
+import inspect
 import os
 import sys
 import types
@@ -121,8 +123,12 @@ class Guard(Auditor):
             except ValueError:  # a key torch's Python side cannot name (MkldnnCPU)
                 return
         name = op.partition("::")[2]
+        kernel = self.kernel(name, names, original)
         try:
-            library.impl(name, self.kernel(name, names, original), key, with_keyset=True)
+            if "with_keyset" in inspect.signature(library.impl).parameters:
+                library.impl(name, kernel, key, with_keyset=True)
+            else:  # torch before 2.3 hands a kernel no keyset: ours then only refuse
+                library.impl(name, functools.partial(kernel, None), key)
         except (RuntimeError, ValueError):  # a key this torch cannot register on
             return
         checked = ("CPU", "AutogradCPU") if key == COMPOSITE else (key,)

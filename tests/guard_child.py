@@ -3,7 +3,8 @@ route of tests/hostile/guard_routes/routes.py named on the command line and prin
 for each: whether it ran or was refused, the calls traced and the guard's events.
 
 Usage: python -m tests.guard_child REFUSED-FAMILIES ROUTE... (families comma-separated); with
-OLD_TORCH=1 in the environment, as on a torch without `torch.library.get_kernel`."""
+OLD_TORCH=1 in the environment, as on a torch without `torch.library.get_kernel` nor a keyset
+handed to a kernel (torch 2.2)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import importlib
 import json
 import os
 import sys
+from typing import Any
 
 import torch
 
@@ -22,9 +24,19 @@ ROUTES = ROOT / "tests" / "hostile" / "guard_routes"
 
 
 def main(argv: list[str]) -> None:
-    if os.environ.get("OLD_TORCH"):
+    old = bool(os.environ.get("OLD_TORCH"))
+    if old:
         del torch.library.get_kernel
     GUARD.install()
+    if old:  # the guard's own kernels, registered when it is armed, as on torch 2.2
+        impl = torch.library.Library.impl
+
+        def impl_without_keyset(self: Any, name: Any, fn: Any, key: str = "", **more: Any) -> Any:
+            if "with_keyset" in more:  # torch 2.2 hands a kernel no keyset
+                raise TypeError("impl() got an unexpected keyword argument 'with_keyset'")
+            return impl(self, name, fn, key, **more)  # type: ignore[no-untyped-call]
+
+        torch.library.Library.impl = impl_without_keyset  # type: ignore[assignment,method-assign]
     sys.path.append(str(ROUTES))
     routes: dict[str, bytes | None] = {str(ROUTES / "routes.py"): None}  # the problem's file
     GUARD.arm([f for f in argv[0].split(",") if f], str(ROUTES), routes)
