@@ -141,14 +141,14 @@ def test_an_instructor_with_the_grader_alone_grades_a_course_of_their_own(
     sets_builtin.rename(own / "with_builtin.toml")
     sets_builtin.write_text('name = "Doubling"\n')
     assert " 0 failed" in sh([grader, "validate", "--course", str(own), "--jobs", "2"], work, env)
-    sh([grader, "release", "--course", str(own), "--out", "kit", "--seed", "1"], work, env)
-    assert (work / "kit" / "problems" / "doubling" / "starter.py").is_file()
+    sh([grader, "release", "--course", str(own), "--out", "own_kit", "--seed", "1"], work, env)
+    assert (work / "own_kit" / "problems" / "doubling" / "starter.py").is_file()
     submission = work / "class" / "ada"
     submission.mkdir(parents=True)
     shutil.copyfile(own / "reference_solutions" / "doubling.py", submission / "doubling.py")
     sh([grader, "grade", str(work / "class"), "--course", str(own), "--backend", "local",
-        "--out", "out"], work, env)  # fmt: skip
-    report = json.loads((work / "out" / "ada.json").read_text())
+        "--out", "own_out"], work, env)  # fmt: skip
+    report = json.loads((work / "own_out" / "ada.json").read_text())
     assert report["total"] == report["max_total"] > 0
     sh([grader, "gradescope", "build", "--course", str(own), "--out", "ag.zip"], work, env)
     with zipfile.ZipFile(work / "ag.zip") as archive:
