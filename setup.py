@@ -1,29 +1,17 @@
-"""The wheel carries the built-in course (`course.toml`, `problems/`, `reference_solutions/` at
-the checkout's root) as package data under `grader/_course/`; everything else is in
-pyproject.toml."""
+"""The grader's wheel is built from an empty build folder; everything else is in pyproject.toml.
+Setuptools packs whatever `build/lib` holds, and a checkout's older builds left the built-in
+course there (`grader/_course/`): kept, it would ship to candidates again."""
 
 import shutil
-from pathlib import Path
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
 
-COURSE = ("course.toml", "problems", "reference_solutions")
-SKIPPED = shutil.ignore_patterns("__pycache__", "*.pyc")
 
-
-class BuildWithCourse(build_py):
+class FreshBuild(build_py):
     def run(self) -> None:
+        shutil.rmtree(self.build_lib, ignore_errors=True)
         super().run()
-        target = Path(self.build_lib, "grader", "_course")
-        shutil.rmtree(target, ignore_errors=True)
-        target.mkdir(parents=True)
-        for name in COURSE:
-            source = Path(name)
-            if source.is_dir():
-                shutil.copytree(source, target / name, ignore=SKIPPED)
-            else:
-                shutil.copyfile(source, target / name)
 
 
-setup(cmdclass={"build_py": BuildWithCourse})
+setup(cmdclass={"build_py": FreshBuild})

@@ -538,13 +538,14 @@ def gradescope_build(
 ) -> Path:
     """The autograder zip to upload to Gradescope: the grader and the full course."""
     from grader.platforms.gradescope.autograder import build_autograder
-    from grader.specs.paths import BUILTIN_COURSE
+    from grader.specs.paths import installed_course
 
     found = course(course_path)  # proves the course loads before it is packed
     if found.catalog.is_kit:
         raise GraderError(f"{found.folder} is a candidate kit: pack the full course")
-    packed = None if found.folder.resolve() == BUILTIN_COURSE.resolve() else found.folder
-    return build_autograder(out, packed, wheelhouse)
+    builtin = installed_course()
+    is_builtin = builtin is not None and found.folder.resolve() == builtin.resolve()
+    return build_autograder(out, None if is_builtin else found.folder, wheelhouse)
 
 
 def gradescope_requirements() -> list[str]:

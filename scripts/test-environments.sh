@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The environment matrix: the built wheel, installed the ways people install it, on the torch
-# builds people have, grades the complete example (180/180) and proves the catalog
+# The environment matrix: the built wheels (the grader and the built-in course), installed the
+# ways people install them, on the torch builds people have, grades the complete example
+# (180/180) and proves the catalog
 # (`grader validate`: every reference and accepted solution full marks, every mutant caught).
 #
 #   bash scripts/test-environments.sh [CELL ...]     (default: every cell; --list names them)
@@ -35,8 +36,10 @@ log() { printf '[matrix %s] %s\n' "$(date +%T)" "$*" >&2; }
 WORK=$(mktemp -d /tmp/grader-matrix-XXXX)
 trap 'rm -rf "$WORK"' EXIT
 
-"$PY" -m pip wheel -q --no-deps --no-build-isolation -w "$WORK/dist" "$ROOT" >/dev/null || exit 2
+"$PY" -m pip wheel -q --no-deps --no-build-isolation -w "$WORK/dist" "$ROOT" "$ROOT/packaging/course" \
+    >/dev/null || exit 2
 WHEEL=$(ls "$WORK"/dist/attention_grader-*.whl)
+WHEELS=("$WHEEL" "$(ls "$WORK"/dist/attention_grader_course-*.whl)")  # what a cell installs
 
 torch_venv() {  # the cached virtualenv holding torch $1 and the wheel's dependencies: its python
     local version=$1 venv="$CACHE/torch-$1"
@@ -83,24 +86,24 @@ cell() {
     case $layout in
         venv)
             python=$(torch_venv "$version") || return 1
-            "${python%/python}/pip" install -q --no-deps "$WHEEL" >&2 || return 1
+            "${python%/python}/pip" install -q --no-deps "${WHEELS[@]}" >&2 || return 1
             run_cell "$name" "$python"
-            "${python%/python}/pip" uninstall -q -y attention-grader >&2
+            "${python%/python}/pip" uninstall -q -y attention-grader attention-grader-course >&2
             ;;
         system)
             "$PY" -m venv --system-site-packages "$WORK/$name-venv" || return 1
-            "$WORK/$name-venv/bin/pip" install -q --no-deps "$WHEEL" >&2 || return 1
+            "$WORK/$name-venv/bin/pip" install -q --no-deps "${WHEELS[@]}" >&2 || return 1
             run_cell "$name" "$WORK/$name-venv/bin/python"
             ;;
         user)
-            PYTHONUSERBASE="$WORK/$name-user" "$PY" -m pip install -q --user --no-deps "$WHEEL" >&2 \
-                || return 1
+            PYTHONUSERBASE="$WORK/$name-user" "$PY" -m pip install -q --user --no-deps \
+                "${WHEELS[@]}" >&2 || return 1
             run_cell "$name" "$PY" PYTHONUSERBASE="$WORK/$name-user"
             ;;
         target)
             python=$(torch_venv "$version") || return 1
-            "${python%/python}/pip" install -q --no-deps --target "$WORK/$name-target" "$WHEEL" \
-                typing_extensions >&2 || return 1
+            "${python%/python}/pip" install -q --no-deps --target "$WORK/$name-target" \
+                "${WHEELS[@]}" typing_extensions >&2 || return 1
             run_cell "$name" "$python" PYTHONPATH="$WORK/$name-target"
             ;;
         *) log "no cell $name (--list names them)"; return 2 ;;

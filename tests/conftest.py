@@ -1,5 +1,5 @@
-"""Shared fixtures: the shipped catalog, a local-backend grader factory, and the package built
-as a wheel and installed in a fresh virtualenv."""
+"""Shared fixtures: the shipped catalog, a local-backend grader factory, and the grader and the
+built-in course built as wheels and installed in fresh virtualenvs."""
 
 from __future__ import annotations
 
@@ -56,25 +56,49 @@ def clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "GRADER_"))}
 
 
-@pytest.fixture(scope="session")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The package built as a wheel."""
+def build_wheel(tmp_path_factory: pytest.TempPathFactory, project: Path, name: str) -> Path:
     dist = tmp_path_factory.mktemp("dist")
     sh([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-        "-w", str(dist), str(ROOT)], dist, clean_env())  # fmt: skip
-    (built,) = dist.glob("attention_grader-*.whl")
+        "-w", str(dist), str(project)], dist, clean_env())  # fmt: skip
+    (built,) = dist.glob(f"{name}-*.whl")
     return built
 
 
 @pytest.fixture(scope="session")
-def installed(tmp_path_factory: pytest.TempPathFactory, wheel: Path) -> Installed:
-    """A virtualenv (torch from the system's site-packages) holding only the built wheel."""
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The grader built as a wheel: what candidates install, with no course."""
+    return build_wheel(tmp_path_factory, ROOT, "attention_grader")
+
+
+@pytest.fixture(scope="session")
+def course_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The built-in course built as its own wheel, for instructors."""
+    return build_wheel(tmp_path_factory, ROOT / "packaging" / "course", "attention_grader_course")
+
+
+def install(tmp_path_factory: pytest.TempPathFactory, wheels: list[Path]) -> Installed:
+    """A virtualenv (torch from the system's site-packages) holding only these wheels."""
     tmp = tmp_path_factory.mktemp("wheel")
     env = clean_env()
     sh([sys.executable, "-m", "venv", "--system-site-packages", str(tmp / "venv")], tmp, env)
     bin_dir = tmp / "venv" / "bin"
-    sh([str(bin_dir / "pip"), "install", "-q", "--no-deps", "--no-index", str(wheel)], tmp, env)
+    sh([str(bin_dir / "pip"), "install", "-q", "--no-deps", "--no-index", *map(str, wheels)],
+       tmp, env)  # fmt: skip
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
     work = tmp / "elsewhere"
     work.mkdir()
     return bin_dir, work, env
+
+
+@pytest.fixture(scope="session")
+def installed(
+    tmp_path_factory: pytest.TempPathFactory, wheel: Path, course_wheel: Path
+) -> Installed:
+    """An instructor's install: the grader and the built-in course."""
+    return install(tmp_path_factory, [wheel, course_wheel])
+
+
+@pytest.fixture(scope="session")
+def candidate(tmp_path_factory: pytest.TempPathFactory, wheel: Path) -> Installed:
+    """A candidate's install: the grader alone."""
+    return install(tmp_path_factory, [wheel])

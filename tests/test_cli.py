@@ -30,7 +30,7 @@ from grader.resume import saved_report
 from grader.sandboxing.staging import content_hash, stage_submission
 from grader.shards import SHARD_FILE, Shard
 from grader.specs.course import Course, load_course
-from grader.specs.paths import PROBLEMS_DIR, REFERENCES_DIR
+from grader.specs.paths import builtin_problems, builtin_references
 from grader.specs.problem import Visibility
 from tests.fakes import FakeBackend
 from tests.reports import sample_reports
@@ -170,7 +170,7 @@ def test_resume_grades_the_rest_with_the_batch_seed(
     saved, fresh = tmp_path / "subs" / "full", tmp_path / "subs" / "late"
     for folder in (saved, fresh):
         folder.mkdir(parents=True)
-        shutil.copyfile(REFERENCES_DIR / "split_heads.py", folder / "split_heads.py")
+        shutil.copyfile(builtin_references() / "split_heads.py", folder / "split_heads.py")
     report = saved_by_now(sample_reports()[0], saved)
     write_report(report, out)
     problems = [arg for p in report.problems for arg in ("--problem", p.problem)]
@@ -405,16 +405,16 @@ def test_a_broken_reference_is_a_grader_error(
     """The grader's own fault (a reference that fails its probes) exits 2 with a one-line
     error, no traceback, and no report scores the candidate."""
     problems = tmp_path / "problems"
-    shutil.copytree(PROBLEMS_DIR / "split_heads", problems / "split_heads")
+    shutil.copytree(builtin_problems() / "split_heads", problems / "split_heads")
     reference = tmp_path / "reference_solutions" / "split_heads.py"
     reference.parent.mkdir()
-    broken = REFERENCES_DIR.joinpath("split_heads.py").read_text()
+    broken = builtin_references().joinpath("split_heads.py").read_text()
     reference.write_text(broken + "\n\ndef split_heads(x, num_heads):\n    1 / 0\n")
     found = OpenCourse(tmp_path, Course(), Catalog(problems))
     monkeypatch.setattr("grader.api.course", lambda path, **_: found)
     submission = tmp_path / "work"
     submission.mkdir()
-    shutil.copyfile(REFERENCES_DIR / "split_heads.py", submission / "split_heads.py")
+    shutil.copyfile(builtin_references() / "split_heads.py", submission / "split_heads.py")
     out = tmp_path / "reports"
     result = CliRunner().invoke(
         cli, ["grade", str(submission), "--backend", "local", "--out", str(out)]
@@ -436,7 +436,7 @@ def test_an_interrupted_batch_keeps_its_reports_and_says_how_to_resume(
     for name in ("ada", "bob", "cy"):
         target = batch / name
         target.mkdir(parents=True)
-        shutil.copyfile(REFERENCES_DIR / "split_heads.py", target / "split_heads.py")
+        shutil.copyfile(builtin_references() / "split_heads.py", target / "split_heads.py")
     out = tmp_path / "reports"
     args = ["grade", str(batch), "--out", str(out), "--backend", "local", "--jobs", "1"]
 

@@ -25,7 +25,7 @@ from grader.cli.main import cli
 from grader.courses.catalog import Catalog
 from grader.courses.course import open_course
 from grader.specs.course import CourseError
-from grader.specs.paths import PROBLEMS_DIR, REFERENCES_DIR
+from grader.specs.paths import builtin_problems, builtin_references
 from grader.specs.problem import Visibility, load_spec
 from grader.verdict.checks.base import CHECKS, ConfigParams
 from grader.verdict.checks.modules import DistinctHeadsParams
@@ -56,7 +56,7 @@ def test_a_course_folder_sets_its_problems_with_its_points(course: Path) -> None
     assert list(opened.catalog.problems) == ["doubling", "split_heads"]
     split = opened.catalog.problems["split_heads"].spec
     assert split.max_score == pytest.approx(20)
-    builtin = load_spec(PROBLEMS_DIR / "split_heads" / "spec.toml")
+    builtin = load_spec(builtin_problems() / "split_heads" / "spec.toml")
     float64 = "split_heads works in float64"
     assert {c.name: c.visibility for c in builtin.checks}[float64] is Visibility.hidden
     assert {c.name: c.visibility for c in split.checks}[float64] is Visibility.visible
@@ -131,8 +131,8 @@ def test_a_reference_failing_to_build_is_one_line(tmp_path: Path) -> None:
     course = tmp_path / "course"
     (course / "problems").mkdir(parents=True)
     (course / "course.toml").write_text('name = "one module"\n')
-    shutil.copytree(PROBLEMS_DIR / "self_attention", course / "problems" / "self_attention")
-    reference = (REFERENCES_DIR / "self_attention.py").read_text()
+    shutil.copytree(builtin_problems() / "self_attention", course / "problems" / "self_attention")
+    reference = (builtin_references() / "self_attention.py").read_text()
     broken = reference.replace("super().__init__()", "super().__init__()\n        1 / 0", 1)
     (course / "reference_solutions").mkdir()
     (course / "reference_solutions" / "self_attention.py").write_text(broken)
@@ -335,7 +335,7 @@ def test_the_gradescope_zip_packs_the_full_course(course: Path, tmp_path: Path) 
 def test_the_live_reference_builds_a_module_once_for_its_parameters(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    source = LiveReference(lambda problem: REFERENCES_DIR / f"{problem}.py")
+    source = LiveReference(lambda problem: builtin_references() / f"{problem}.py")
     built: list[dict[str, Any]] = []
     build = source.module
 

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 
 from grader.courses.catalog import Catalog
 from grader.grade import Grader
-from grader.specs.paths import PROBLEMS_DIR, REFERENCES_DIR
+from grader.specs.paths import builtin_problems, builtin_references
 from grader.verdict.checks.base import config_text
 from grader.verdict.checks.placement import placement_fault, ratios
 
@@ -96,7 +96,7 @@ def test_a_parameter_mistake_is_not_blamed_on_dropout(
         folder = tmp_path / mutant
         folder.mkdir()
         shutil.copyfile(
-            PROBLEMS_DIR / problem / "mutants" / f"{mutant}.py", folder / f"{problem}.py"
+            builtin_problems() / problem / "mutants" / f"{mutant}.py", folder / f"{problem}.py"
         )
         report = make_grader([problem]).grade(folder)
         dropout = next(c for c in report.problem(problem).checks if c.check == "dropout")
@@ -109,7 +109,7 @@ def test_a_fault_at_one_token_names_the_one_token_config(
 ) -> None:
     """`squeeze()` drops the token axis only where T = 1: the dropout check's message names the
     config whose output it shows (drop_T1), not the check's own (drop)."""
-    reference = (REFERENCES_DIR / "causal_attention.py").read_text()
+    reference = (builtin_references() / "causal_attention.py").read_text()
     squeezed = reference.replace("return att @ v  # (B, T, d_out)", "return (att @ v).squeeze()")
     assert squeezed != reference
     (tmp_path / "causal_attention.py").write_text(squeezed)

@@ -24,13 +24,13 @@ from grader.reports.models import ProblemStatus, read_report, write_report
 from grader.sandboxing.claims import Wanted
 from grader.sandboxing.staging import MAX_DEPTH, Staged, stage_submission
 from grader.shards import SHARD_FILE, read_shard
-from grader.specs.paths import REFERENCES_DIR
+from grader.specs.paths import builtin_references
 from tests.reports import sample_reports
 from tests.test_staging import deep_chain, remove_chain
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPLETE = ROOT / "submissions" / "complete"
-SPLIT_HEADS = REFERENCES_DIR / "split_heads.py"
+SPLIT_HEADS = builtin_references() / "split_heads.py"
 ONE_PROBLEM = ["--backend", "local", "--problem", "split_heads"]
 
 

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from grader import api
 from grader.cli.main import cli
-from grader.specs.paths import PROBLEMS_DIR
+from grader.specs.paths import builtin_problems
 from tests.conftest import ROOT
 
 COMPLETE = ROOT / "submissions" / "complete"
@@ -28,7 +28,7 @@ def test_the_forked_worker_runs_the_guard_and_leaves_the_grader_as_it_was(tmp_pa
     process is untouched by the guard: its torch still computes attention."""
     import torch
 
-    mutant = PROBLEMS_DIR / "self_attention" / "mutants" / "uses_sdpa.py"
+    mutant = builtin_problems() / "self_attention" / "mutants" / "uses_sdpa.py"
     (tmp_path / "self_attention.py").write_text(mutant.read_text())
     result = CliRunner().invoke(cli, ["check", str(tmp_path)])
     assert "on fork" in result.output and result.exit_code == 1, result.output

@@ -1,6 +1,6 @@
 """The README's install, run as written in a fresh virtualenv with no torch: torch's CPU build
 first, from a local copy of PyTorch's CPU index (that index is out of this machine's reach),
-then the wheel, which keeps it."""
+then the grader's and the course's wheels, which keep it."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def cpu_index(folder: Path, env: dict[str, str]) -> str:
 
 
 def test_the_readme_install_gives_torch_cpu_and_a_working_grader(
-    tmp_path: Path, wheel: Path
+    tmp_path: Path, wheel: Path, course_wheel: Path
 ) -> None:
     env = clean_env()
     index = cpu_index(tmp_path / "cpu", env)
@@ -55,7 +55,7 @@ def test_the_readme_install_gives_torch_cpu_and_a_working_grader(
     assert lines[-1].startswith("grader problems && grader sandbox build")
     script = "\n".join([*lines[:-1], "grader problems"])
     script = script.replace("~/attention-grader", str(venv)).replace(CPU_INDEX, index)
-    script = script.replace(wheel.name, str(wheel))
+    script = script.replace(wheel.name, str(wheel)).replace(course_wheel.name, str(course_wheel))
     out = sh(["bash", "-euo", "pipefail", "-c", script], tmp_path, env)
     listing = [line for line in out.splitlines() if re.match(r" +\d+  \w+ +\d+ pts", line)]
     assert len(listing) == 11, out  # `grader problems`: one line per problem of the catalog

@@ -30,7 +30,7 @@ from grader.reports.redact import candidate_view
 from grader.sandboxing.backends import launch
 from grader.sandboxing.backends.base import LimitOverrides, WorkerJob, WorkerRun, batch_limits
 from grader.sandboxing.backends.local import LocalBackend, NoSuchAccount, Started
-from grader.specs.paths import REFERENCES_DIR
+from grader.specs.paths import builtin_references
 from sandbox.protocol import RESULTS_FILE
 from tests.test_hostile import leftover_processes
 
@@ -66,7 +66,7 @@ for name, kind in (
 with open("/proc/self/status") as status:
     print("VmSize", *(int(line.split()[1]) << 10 for line in status if line.startswith("VmSize:")))
 """
-SPLIT_HEADS = (REFERENCES_DIR / "split_heads.py").read_text()
+SPLIT_HEADS = (builtin_references() / "split_heads.py").read_text()
 
 
 def printed(stdout: str, key: str) -> list[int]:
@@ -577,7 +577,7 @@ def test_markers_and_exit_records_come_from_the_workers_own_stream(
     attacker, control = tmp_path / "attacker", tmp_path / "control"
     for folder in (attacker, control):
         folder.mkdir()
-        shutil.copy(REFERENCES_DIR / "self_attention.py", folder / "self_attention.py")
+        shutil.copy(builtin_references() / "self_attention.py", folder / "self_attention.py")
         (folder / "split_heads.py").write_text(SPLIT_HEADS)
     split_heads = attacker / "split_heads.py"
     split_heads.write_text(MARKER_ATTACK.format(mark=str(mark)) + SPLIT_HEADS)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from grader.sandboxing.results import ProblemExit, ProblemRun
-from grader.specs.paths import PROBLEMS_DIR
+from grader.specs.paths import builtin_problems
 from grader.specs.problem import load_spec
 from grader.verdict.missing import Missing, missing_text, why_missing
 
@@ -26,6 +26,6 @@ def ended(code: int | None = 0, signal: int | None = None, timed_out: bool = Fal
     ],
 )
 def test_a_missing_result_says_why(run: ProblemRun, reason: Missing, said: str) -> None:
-    spec = load_spec(PROBLEMS_DIR / "split_heads" / "spec.toml")
+    spec = load_spec(builtin_problems() / "split_heads" / "spec.toml")
     assert why_missing(run) is reason
     assert said in missing_text(reason, run, spec, {})

@@ -8,17 +8,18 @@ from pathlib import Path
 import pytest
 
 from grader.courses.catalog import Catalog
-from grader.specs.paths import PROBLEMS_DIR, REFERENCES, REFERENCES_DIR
+from grader.specs.paths import REFERENCES, builtin_problems, builtin_references
 from grader.specs.problem import CheckId, SpecError, load_spec
 
-SHIPPED = PROBLEMS_DIR / "split_heads" / "spec.toml"
+SHIPPED = builtin_problems() / "split_heads" / "spec.toml"
 
 
 def copy_problem(tmp_path: Path, text: str) -> Path:
     folder = tmp_path / "problems" / "split_heads"
     shutil.copytree(SHIPPED.parent, folder)
     (tmp_path / REFERENCES).mkdir()
-    shutil.copyfile(REFERENCES_DIR / "split_heads.py", tmp_path / REFERENCES / "split_heads.py")
+    reference = builtin_references() / "split_heads.py"
+    shutil.copyfile(reference, tmp_path / REFERENCES / "split_heads.py")
     (folder / "spec.toml").write_text(text)
     return folder / "spec.toml"
 

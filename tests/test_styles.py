@@ -10,7 +10,7 @@ from pathlib import Path
 from grader.courses.catalog import Catalog
 from grader.grade import Grader
 from grader.reports.models import SubmissionReport
-from grader.specs.paths import PROBLEMS_DIR
+from grader.specs.paths import builtin_problems
 from tests import whole
 
 
@@ -33,9 +33,9 @@ def test_every_problem_has_three_styles(catalog: Catalog) -> None:
 def test_styles_import_each_other() -> None:
     """The styles exercise what candidates do: import a sibling file, subclass its class."""
     imports = re.compile(r"^from (\w+) import", re.MULTILINE)
-    entries = {p.name for p in PROBLEMS_DIR.iterdir()}
+    entries = {p.name for p in builtin_problems().iterdir()}
     for name in whole.STYLES:
-        texts = [p.read_text() for p in PROBLEMS_DIR.glob(f"*/accepted/{name}.py")]
+        texts = [p.read_text() for p in builtin_problems().glob(f"*/accepted/{name}.py")]
         assert any(set(imports.findall(t)) & entries for t in texts), name
 
 

@@ -26,9 +26,66 @@ def graded(installed: Installed) -> Path:
     return work / "out"
 
 
-def test_the_readme_names_the_wheel_that_is_built(wheel: Path) -> None:
-    """The README's install command names the file `pip wheel` writes."""
-    assert f"pip install {wheel.name}\n" in (ROOT / "README.md").read_text()
+def test_the_readme_names_the_wheels_that_are_built(wheel: Path, course_wheel: Path) -> None:
+    """The README's install commands name the files `pip wheel` writes: both for instructors,
+    the grader's alone for candidates."""
+    readme = (ROOT / "README.md").read_text()
+    assert f"pip install {wheel.name} {course_wheel.name}\n" in readme
+    assert f"`pip install {wheel.name}`" in readme
+
+
+def course_secrets() -> list[str]:
+    """What only the built-in course holds: a line of each reference solution and the name of
+    each hidden check, none of them also in the grader's code."""
+    code = "".join(p.read_text() for p in [*(ROOT / "grader").rglob("*.py"), ROOT / "README.md"])
+    secrets = []
+    for reference in sorted((ROOT / "reference_solutions").glob("*.py")):
+        lines = {line.strip() for line in reference.read_text().splitlines()}
+        secrets.append(max((line for line in lines if line not in code), key=len))
+    for spec in sorted((ROOT / "problems").glob("*/spec.toml")):
+        checks = tomllib.loads(spec.read_text())["checks"]
+        secrets += [c["name"] for c in checks if c.get("visibility") == "hidden"]
+    return [secret for secret in secrets if secret not in code]
+
+
+def found_in(venv: Path, secrets: list[str]) -> set[str]:
+    """The secrets some file of the virtualenv holds."""
+    held = [p.read_bytes() for p in venv.rglob("*") if p.is_file() and not p.is_symlink()]
+    return {s for s in secrets if any(s.encode() in data for data in held)}
+
+
+def test_a_candidate_s_install_holds_no_answer_and_checks_with_the_kit(
+    candidate: Installed, installed: Installed
+) -> None:
+    """The grader's wheel alone, as candidates install it: no reference line and no hidden
+    check's name anywhere in the virtualenv (the instructor's, with the course wheel, holds
+    them all); `grader check --course kit` works with the kit alone, and what needs the course
+    says how to get one."""
+    bin_dir, work, env = candidate
+    secrets = course_secrets()
+    assert len(secrets) > 2 * len(list((ROOT / "reference_solutions").glob("*.py"))), secrets
+    assert found_in(installed[0].parent, secrets) == set(secrets)
+    assert found_in(bin_dir.parent, secrets) == set()
+    kit = work / "kit"
+    sh([sys.executable, "-c", "from grader.cli.main import main; main()", "release",
+        "--out", str(kit), "--seed", "1"], ROOT, clean_env())  # fmt: skip
+    grader = str(bin_dir / "grader")
+    mine = work / "mine"
+    shutil.copytree(ROOT / "submissions" / "complete", mine)
+    checked = sh([grader, "check", str(mine), "--course", str(kit)], work, env)
+    assert "split_heads" in checked and "hidden" in checked
+    broken = work / "broken"
+    shutil.copytree(mine, broken)
+    (broken / "split_heads.py").write_text("def split_heads(x, h):\n    return x\n")
+    failed = sh([grader, "check", str(broken), "--course", str(kit), "--problem", "split_heads"],
+                work, env, ok=(1,))  # fmt: skip
+    assert "split_heads" in failed
+    for argv in (["check", str(mine)], ["grade", str(mine), "--backend", "local"], ["problems"]):
+        refused = subprocess.run([grader, *argv], cwd=work, env=env, capture_output=True, text=True)
+        assert refused.returncode == 2, (argv, refused.stdout, refused.stderr)
+        said = " ".join(refused.stderr.split())
+        assert "--course" in said and "attention-grader-course" in said, said
+        assert "Traceback" not in refused.stderr
 
 
 def test_the_wheel_grades_outside_the_checkout(installed: Installed, graded: Path) -> None:
@@ -70,6 +127,43 @@ def test_the_wheel_grades_outside_the_checkout(installed: Installed, graded: Pat
     assert shipped == {p.name: p.read_bytes() for p in (ROOT / "sandbox").glob("*.py")}
 
 
+def test_an_instructor_with_the_grader_alone_grades_a_course_of_their_own(
+    candidate: Installed,
+) -> None:
+    """The grader's wheel without the built-in course: a course of one's own validates, is
+    released, graded and packed for Gradescope; a course that sets a built-in problem says how
+    to get the built-in course."""
+    bin_dir, work, env = candidate
+    grader = str(bin_dir / "grader")
+    own = work / "own"
+    shutil.copytree(ROOT / "tests" / "course_example", own)
+    sets_builtin = own / "course.toml"
+    sets_builtin.rename(own / "with_builtin.toml")
+    sets_builtin.write_text('name = "Doubling"\n')
+    assert " 0 failed" in sh([grader, "validate", "--course", str(own), "--jobs", "2"], work, env)
+    sh([grader, "release", "--course", str(own), "--out", "own_kit", "--seed", "1"], work, env)
+    assert (work / "own_kit" / "problems" / "doubling" / "starter.py").is_file()
+    submission = work / "class" / "ada"
+    submission.mkdir(parents=True)
+    shutil.copyfile(own / "reference_solutions" / "doubling.py", submission / "doubling.py")
+    sh([grader, "grade", str(work / "class"), "--course", str(own), "--backend", "local",
+        "--out", "own_out"], work, env)  # fmt: skip
+    report = json.loads((work / "own_out" / "ada.json").read_text())
+    assert report["total"] == report["max_total"] > 0
+    sh([grader, "gradescope", "build", "--course", str(own), "--out", "ag.zip"], work, env)
+    with zipfile.ZipFile(work / "ag.zip") as archive:
+        packed = set(archive.namelist())
+    assert "course/reference_solutions/doubling.py" in packed
+    assert not any(name.startswith(("grader/problems/", "grader/reference")) for name in packed)
+    refused = subprocess.run(
+        [grader, "validate", "--course", str(own / "with_builtin.toml")],
+        cwd=work, env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    said = " ".join(refused.stderr.split())
+    assert refused.returncode == 2 and "problems.1.from" in said, said
+    assert "attention-grader-course" in said and "Traceback" not in said
+
+
 def python_3_10() -> str | None:
     """A Python 3.10 interpreter on this machine (Ubuntu 22.04's, Gradescope's default), if any."""
     pyenv = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.10.*/bin/python3.10")))
@@ -82,7 +176,7 @@ def python_3_10() -> str | None:
 
 
 def test_the_wheel_runs_on_python_3_10_and_says_when_torch_is_missing(
-    tmp_path: Path, wheel: Path, graded: Path
+    tmp_path: Path, wheel: Path, course_wheel: Path, graded: Path
 ) -> None:
     """Python 3.10 in a fresh virtualenv: the wheel and its dependencies from the index, but
     torch (this machine has no CPU build of it for 3.10). What needs no tensors runs, reports
@@ -96,7 +190,8 @@ def test_the_wheel_runs_on_python_3_10_and_says_when_torch_is_missing(
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     wanted = [d for d in declared if not d.startswith("torch")]
     sh([str(bin_dir / "pip"), "install", "-q", *wanted], tmp_path, env)
-    sh([str(bin_dir / "pip"), "install", "-q", "--no-deps", str(wheel)], tmp_path, env)
+    sh([str(bin_dir / "pip"), "install", "-q", "--no-deps", str(wheel), str(course_wheel)],
+       tmp_path, env)  # fmt: skip
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
     version = sh([str(bin_dir / "python"), "--version"], tmp_path, env)
     assert version.startswith("Python 3.10"), version
@@ -129,7 +224,7 @@ Scalar = TypeVar("Scalar", default=float)  # typing_extensions reads its caller'
 
 @pytest.mark.parametrize("layout", ["target", "user"])
 def test_the_wheel_grades_where_pip_puts_it_outside_site_packages(
-    tmp_path: Path, wheel: Path, layout: str
+    tmp_path: Path, wheel: Path, course_wheel: Path, layout: str
 ) -> None:
     """`pip install --target T` with PYTHONPATH=T, and `pip install --user`: the code that was
     there before the candidate's is the libraries', wherever it is installed. typing_extensions
@@ -138,13 +233,13 @@ def test_the_wheel_grades_where_pip_puts_it_outside_site_packages(
     if layout == "target":
         target = tmp_path / "T"
         sh([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target),
-            str(wheel), "typing_extensions"], tmp_path, env)  # fmt: skip
+            str(wheel), str(course_wheel), "typing_extensions"], tmp_path, env)  # fmt: skip
         env["PYTHONPATH"] = str(target)
         found = target
     else:
         env["PYTHONUSERBASE"] = str(tmp_path / "user")
-        sh([sys.executable, "-m", "pip", "install", "-q", "--user", "--no-deps", str(wheel)],
-           tmp_path, env)  # fmt: skip
+        sh([sys.executable, "-m", "pip", "install", "-q", "--user", "--no-deps", str(wheel),
+            str(course_wheel)], tmp_path, env)  # fmt: skip
         found = tmp_path / "user"
     batch = tmp_path / "batch"
     shutil.copytree(ROOT / "submissions" / "complete", batch / "complete")

@@ -6,9 +6,9 @@ import shutil
 from pathlib import Path
 
 from grader.courses.catalog import Catalog
-from grader.specs.paths import PROBLEMS_DIR
+from grader.specs.paths import builtin_problems
 
-STYLES = sorted({p.stem for p in PROBLEMS_DIR.glob("*/accepted/*.py")})
+STYLES = sorted({p.stem for p in builtin_problems().glob("*/accepted/*.py")})
 
 
 def references(catalog: Catalog, dest: Path) -> Path:

@@ -62,7 +62,7 @@ course_option = click.option(
     envvar=api.ENV_COURSE,
     show_envvar=True,
     help="The course: a folder with course.toml, problems/ and reference_solutions/, a candidate "
-    "kit (`grader release`), or a course.toml. Default: the built-in course.",
+    "kit (`grader release`), or a course.toml. Default: the built-in course, where installed.",
 )
 seed_option = click.option(
     "--seed", type=int, help="Seed for inputs and weights (default: random)."

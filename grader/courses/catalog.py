@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from grader.errors import GraderError
-from grader.specs.paths import PROBLEMS_DIR, reference_path
+from grader.specs.course import CourseError
+from grader.specs.paths import builtin_problems, reference_path
 from grader.specs.problem import ProblemSpec, SpecError, Visibility, load_spec
 from grader.specs.trusted import import_file
 
@@ -224,10 +225,12 @@ class Catalog:
         """The problems' entry files, whose folder in a submission is the one graded."""
         return {p.spec.entry for p in self.problems.values()}
 
-    def __init__(self, problems_dir: Path = PROBLEMS_DIR, checked: bool = True) -> None:
+    def __init__(self, problems_dir: Path | None = None, checked: bool = True) -> None:
+        """The problems in `problems_dir`; by default, the built-in course's."""
         if checked:
             require_torch()
-        found = [load_problem(p.parent, checked) for p in sorted(problems_dir.glob("*/spec.toml"))]
+        folder = builtin_problems() if problems_dir is None else problems_dir
+        found = [load_problem(p.parent, checked) for p in sorted(folder.glob("*/spec.toml"))]
         self.problems: dict[str, Problem] = {}
         self.add(sorted(found, key=lambda p: (p.spec.number, p.spec.id)))
 
@@ -262,8 +265,11 @@ class Catalog:
         hand candidates the grader's module of another)."""
         if problem_id in self.problems:
             return self.problems[problem_id].reference_file
-        builtin = reference_path(PROBLEMS_DIR / problem_id)
-        if not builtin.is_file():
+        try:
+            builtin = reference_path(builtin_problems() / problem_id)
+        except CourseError:  # the built-in course is not installed
+            builtin = None
+        if builtin is None or not builtin.is_file():
             raise SpecError(f"no problem {problem_id!r} in the course or the built-in course")
         return builtin
 

@@ -1,10 +1,11 @@
 """A course folder (`course.toml`, `problems/<id>/`, `reference_solutions/<id>.py`), or a
 candidate kit (`grader release`).
 
-`--course DIR` (or `GRADER_COURSE`) names it; without one, the built-in attention course
-shipped in the package. A course sets the problems its `[[problems]]` list names, each from
-its own `problems/` folder or the built-in course, with changed points or visibility; without
-a list, every problem folder it holds (and, with no `problems/` folder, the built-in ones).
+`--course DIR` (or `GRADER_COURSE`) names it; without one, the built-in attention course (a
+checkout's, or the `attention-grader-course` distribution's: the grader's wheel holds none).
+A course sets the problems its `[[problems]]` list names, each from its own `problems/` folder
+or the built-in course, with changed points or visibility; without a list, every problem folder
+it holds (and, with no `problems/` folder, the built-in ones).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader.specs.course import Course, CourseError, ProblemEntry, load_course
-from grader.specs.paths import BUILTIN_COURSE, COURSE_FILE, PROBLEMS_DIR
+from grader.specs.paths import COURSE_FILE, builtin_course, builtin_problems
 from grader.specs.problem import SpecError
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ KIT_FILE = "kit.json"  # what marks a candidate kit (`grader release`)
 def course_paths(path: Path | None) -> tuple[Path, Path]:
     """The course folder and its course file: `path` is a folder, or a course file in one."""
     if path is None:
-        path = BUILTIN_COURSE
+        path = builtin_course()
     if path.is_file():
         return path.parent, path
     if not path.is_dir():
@@ -67,7 +68,7 @@ def course_catalog(
 
     own = folder / "problems"
     if course.problems is None:
-        return Catalog(own if own.is_dir() else PROBLEMS_DIR, checked)
+        return Catalog(own if own.is_dir() else builtin_problems(), checked)
     problems = [
         course_problem(folder, course_file, index, entry, checked)
         for index, entry in enumerate(course.problems)
@@ -85,7 +86,10 @@ def course_problem(
     from grader.courses.catalog import load_problem
 
     where = f"{course_file}: problems.{index}"
-    home = PROBLEMS_DIR if entry.source == "builtin" else folder / "problems"
+    try:
+        home = builtin_problems() if entry.source == "builtin" else folder / "problems"
+    except CourseError as exc:
+        raise CourseError(f"{where}.from: {exc}") from exc
     if not (home / entry.id / "spec.toml").is_file():
         known = sorted(p.parent.name for p in home.glob("*/spec.toml"))
         raise CourseError(

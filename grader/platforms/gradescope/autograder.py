@@ -2,9 +2,9 @@
 optionally wheels.
 
 The grader is packed from the package as it is installed (a checkout or a wheel) in a
-checkout's layout (its code, the sandbox, the built-in course's `course.toml`, `problems/` and
-`reference_solutions/`), with a `pyproject.toml` of its own; a course other than the built-in
-one goes under `course/`.
+checkout's layout (its code, the sandbox and, where it is installed, the built-in course's
+`course.toml`, `problems/` and `reference_solutions/`), with a `pyproject.toml` of its own; a
+course other than the built-in one goes under `course/`.
 `setup.sh` builds the image (a virtualenv, the `grader-student` account, the problems and the
 reference solutions made root-only); `run_autograder` grades one upload (`gradescope run`).
 The zip holds hidden checks and references: it goes to Gradescope, never to candidates.
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from grader import __version__
 from grader.sandboxing.defaults import TORCH_VERSION
-from grader.specs.paths import BUILTIN_COURSE, package_path
+from grader.specs.paths import installed_course, package_path
 
 STUDENT = "grader-student"
 SOURCE = "/autograder/source/grader"
@@ -29,7 +29,7 @@ WHEELHOUSE = "/autograder/source/wheelhouse"
 COURSE = "/autograder/source/course"
 TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
 BUILD_BACKEND = "setuptools>=68"
-SKIPPED = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", "_course"}
+SKIPPED = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
 COURSE_PARTS = ("course.toml", "problems", "reference_solutions")
 
 SETUP = f"""\
@@ -64,8 +64,9 @@ id -u {STUDENT} >/dev/null 2>&1 || useradd --system --user-group --no-create-hom
 # Only root reads the problems (hidden checks) and the reference solutions; the worker (the
 # sandbox package), the grader package and the virtualenv stay readable.
 chmod -R go+rX {SOURCE}/grader {SOURCE}/sandbox "$VENV"
-chmod -R go-rwx {SOURCE}/problems {SOURCE}/reference_solutions
-if [ -d {COURSE} ]; then chmod -R go-rwx {COURSE}; fi
+for hidden in {SOURCE}/problems {SOURCE}/reference_solutions {COURSE}; do
+    if [ -d "$hidden" ]; then chmod -R go-rwx "$hidden"; fi
+done
 chmod go+x /autograder /autograder/source {SOURCE}
 """
 
@@ -143,9 +144,10 @@ def entry(name: str, executable: bool = False, compressed: bool = True) -> zipfi
 
 def build_autograder(out: Path, course: Path | None = None, wheelhouse: Path | None = None) -> Path:
     """Write the autograder zip: `setup.sh` and `run_autograder` at its root, the grader (code,
-    sandbox, built-in problems and references) under `grader/`, the course folder `course` (if
-    not the built-in one) under `course/`, and the wheels of `wheelhouse` under `wheelhouse/`
-    (then `setup.sh` installs offline). Same sources, same bytes."""
+    sandbox, and the built-in problems and references where installed) under `grader/`, the
+    course folder `course` (if not the built-in one) under `course/`, and the wheels of
+    `wheelhouse` under `wheelhouse/` (then `setup.sh` installs offline). Same sources, same
+    bytes."""
     packages = {name: package_path(name) for name in ("grader", "sandbox")}
     out.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(out, "w") as archive:
@@ -156,10 +158,10 @@ def build_autograder(out: Path, course: Path | None = None, wheelhouse: Path | N
             for relative in packed_files(folder):
                 name = f"grader/{package}/{relative.as_posix()}"
                 archive.writestr(entry(name), (folder / relative).read_bytes())
-        for part in COURSE_PARTS:
-            found = BUILTIN_COURSE / part
+        builtin = installed_course()
+        for found in [builtin / part for part in COURSE_PARTS] if builtin is not None else []:
             for relative in [Path()] if found.is_file() else packed_files(found):
-                name = f"grader/{Path(part, relative).as_posix()}"
+                name = f"grader/{Path(found.name, relative).as_posix()}"
                 archive.writestr(entry(name), (found / relative).read_bytes())
         if course is not None:
             for relative in packed_files(course):
