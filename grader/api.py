@@ -25,6 +25,7 @@ from grader.errors import GraderError
 from grader.outputs import FORMATS, Options, parse_formats, read_reports, write_outputs
 from grader.reports.junit import SuiteBy
 from grader.reports.models import ProblemStatus, SubmissionReport, json_schema, write_report
+from grader.reports.problem import Summary, summary
 from grader.reports.safe import plain
 from grader.reports.similarity import (
     CLASS_PAIRS_FILE,
@@ -35,7 +36,7 @@ from grader.reports.similarity import (
     write_pairs,
     write_view,
 )
-from grader.reports.text import fraction, num
+from grader.reports.text import fraction
 from grader.resume import stale_warning
 from grader.sandboxing.backends.base import BackendName, Isolation, LimitOverrides, batch_limits
 from grader.sandboxing.backends.select import make_backend
@@ -43,7 +44,6 @@ from grader.sandboxing.defaults import CACHE_DIR, DEFAULT_BASE, DEFAULT_TAG, TOR
 from grader.sandboxing.signals import take as take_signals
 from grader.shards import Shard, merged_reports, read_shard
 from grader.specs.course import reveal_after_due
-from grader.specs.problem import Visibility
 
 if TYPE_CHECKING:
     from grader.courses.catalog import Catalog, Problem
@@ -88,19 +88,9 @@ def course(path: Path | None, *, checked: bool = True, full: bool = False) -> Op
     return found
 
 
-def problem_lines(path: Path | None) -> list[str]:
-    """One line per problem of the course: number, id, points, checks shown and hidden, title."""
-    selected = list(course(path, checked=False).catalog.problems.values())
-    width = max((len(p.spec.id) for p in selected), default=0)
-    lines = []
-    for problem in selected:
-        spec, (hidden, _) = problem.spec, problem.hidden()
-        visible = sum(c.visibility is Visibility.visible for c in spec.checks)
-        lines.append(
-            f"{spec.number:>3}  {spec.id:<{width}} {num(problem.points):>4} pts  "
-            f"({visible} visible, {hidden} hidden checks)  {spec.title}"
-        )
-    return lines
+def problem_summaries(path: Path | None) -> list[Summary]:
+    """The course's problems: number, id, points, checks shown and hidden, title."""
+    return [summary(p) for p in course(path, checked=False).catalog.problems.values()]
 
 
 def one_problem(path: Path | None, problem: str) -> Problem:
@@ -186,6 +176,14 @@ class Feedback:
     def exit_code(self) -> int:
         """0 when every check run passed, 1 otherwise, 2 on a grader error."""
         return 2 if self.view.grader_fault else 0 if self.view.total >= self.view.max_total else 1
+
+    def as_json(self) -> dict[str, Any]:
+        """What `grader check --json` prints: the candidate's report (as `grader schema`
+        describes it), and per problem the checks not run here and their points."""
+        return {
+            "report": self.view.model_dump(mode="json"),
+            "hidden": {p: {"checks": n, "points": w} for p, (n, w) in self.unseen.items()},
+        }
 
 
 def check(
@@ -626,6 +624,13 @@ def print_feedback(feedback: Feedback) -> None:
     from grader.reports.terminal import print_feedback as show
 
     show(feedback.view, feedback.unseen)
+
+
+def print_problems(summaries: list[Summary]) -> None:
+    """The course's problems as a table that fits the terminal."""
+    from grader.reports.terminal import print_problems as show
+
+    show(summaries)
 
 
 def print_graded(graded: Graded, out_dir: Path, formats: Sequence[str] = ()) -> int:
