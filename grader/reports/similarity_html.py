@@ -25,7 +25,7 @@ STYLE = """
 .pair .hit { background: #ffe08a; display: inline-block; min-width: 100%; }
 .pair .no { color: #999; user-select: none; }
 .flag { color: #c62828; font-weight: 600; }
-@media (max-width: 760px) { .pair { grid-template-columns: 1fr; } }
+@media (max-width: 760px) { .pair { grid-template-columns: minmax(0, 1fr); } }
 """
 LISTED = 10
 """Pairs of a problem listed in its table at most (all flagged ones besides)."""
@@ -88,8 +88,8 @@ def pairs_table(pairs: list[SimilarPair]) -> str:
         for p in pairs
     )
     return (
-        '<table class="similar"><thead><tr><th>score</th><th>submission</th><th>submission</th>'
-        f"<th></th></tr></thead><tbody>{rows}</tbody></table>"
+        '<div class="wide"><table class="similar"><thead><tr><th>score</th><th>submission</th>'
+        f"<th>submission</th><th></th></tr></thead><tbody>{rows}</tbody></table></div>"
     )
 
 
