@@ -197,21 +197,41 @@ def check(
     timeout: float | None = None,
     memory_mb: int | None = None,
 ) -> Feedback:
-    """A candidate's own check of `path` (a folder, or one problem's file in it) on the checks
-    they may see (by default on every problem with a file there; `reveal`, or the course's due
-    date past, adds the `after_due_date` ones). The worker starts first: the local one from the
-    course read without its checks (so the course is read twice), importing torch while the
-    host does; the forked one once the grader has imported torch, before the course is read."""
-    from grader.selfcheck import attempted, check_submission, problem_of
+    """A candidate's own check of `path` (what `grade` reads of one submission: a folder, its
+    problem files at the top or in one folder of it, or a zip file of it; or one problem's file
+    or a notebook in such a folder) on the checks they may see (by default on every problem
+    with a file there; `reveal`, or the course's due date past, adds the `after_due_date` ones).
+    The worker starts first: the local one from the course read without its checks (so the
+    course is read twice), importing torch while the host does; the forked one once the grader
+    has imported torch, before the course is read."""
+    from grader.selfcheck import opened
 
-    folder = path.parent if path.is_file() else path
+    with opened(path, lambda: course(course_path, checked=False).catalog) as folder:
+        file = path if path.is_file() and folder == path.parent else None
+        limits = LimitOverrides(problem_seconds=timeout, memory_mb=memory_mb)
+        return check_folder(
+            folder, file, course_path, problems, backend, seed, reveal, limits
+        )  # fmt: skip
+
+
+def check_folder(
+    folder: Path,
+    file: Path | None,
+    course_path: Path | None,
+    problems: Sequence[str],
+    backend: BackendName,
+    seed: int | None,
+    reveal: bool,
+    limits: LimitOverrides,
+) -> Feedback:
+    """`check` of a folder (or of one `file` of it)."""
+    from grader.selfcheck import attempted, check_submission, problem_of
 
     def chosen(catalog: Catalog) -> list[Problem]:
         if problems:
             return catalog.select(list(problems))
-        return problem_of(catalog, path) if path.is_file() else attempted(catalog, path)
+        return problem_of(catalog, file) if file else attempted(catalog, folder)
 
-    limits = LimitOverrides(problem_seconds=timeout, memory_mb=memory_mb)
     ahead = None
     if backend is not BackendName.fork:  # a worker of its own, with the chosen problems' limits
         ahead = batch_limits(

@@ -96,8 +96,8 @@ def init(problem: str, directory: Path, course: Path | None) -> None:
 @course_option
 @json_option
 def check(path: Path, course: Path | None, as_json: bool, **options: Any) -> None:
-    """Check your work in PATH (a folder, or one problem's file) on the visible checks, with
-    feedback on every failure.
+    """Check your work in PATH (a folder, a zip file of it, or one problem's file or notebook)
+    on the visible checks, with feedback on every failure.
 
     Hidden checks are not run here: their number and worth are shown, they count when graded.
     Exit status: 0 when every check run here passed, 1 otherwise, 2 on a grader error.

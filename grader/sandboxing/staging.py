@@ -203,6 +203,8 @@ def select(source: Path) -> Selection:
                     take_file(entry, relative, chosen)
                 elif not prefix and notebook_for(entry, module, names):
                     take_notebook(entry, module, chosen)
+                elif not prefix and entry.name.endswith(NOTEBOOK) and module in names:
+                    chosen.made.append(f"{shown(entry.name)}: not read: {module} is graded")
                 elif not entry.is_dir(follow_symlinks=False):
                     if len(chosen.others) < MAX_OTHERS:
                         chosen.others.append(display(relative))
@@ -241,6 +243,12 @@ def from_notebooks(chosen: Selection, entries: Mapping[str, Sequence[str]]) -> N
     served: dict[tuple[str, str], str] = {}  # (module, name) -> the entry file it serves
     for entry, names in entries.items():
         if entry in chosen.files:
+            chosen.made += [
+                f"{entry}: graded as handed in; the notebook "
+                f"{module.removesuffix('.py')}{NOTEBOOK} defines {', '.join(names)} too"
+                for module in chosen.notebooks
+                if module not in entries and defines(chosen.files[module], names)
+            ]
             continue
         if any(relative.startswith(f"{entry}/") for relative in chosen.files):
             chosen.made.append(f"{entry}: not made of a notebook: a folder has its name")
