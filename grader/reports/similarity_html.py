@@ -83,7 +83,8 @@ FLAG = '<span class="flag">flagged</span>'
 
 def pairs_table(pairs: list[SimilarPair]) -> str:
     rows = "".join(
-        f'<tr><td class="n">{p.score:.2f}</td><td>{escape(p.a)}</td><td>{escape(p.b)}</td>'
+        f'<tr><td class="n">{p.score:.2f}</td><td class="text">{escape(p.a)}</td>'
+        f'<td class="text">{escape(p.b)}</td>'
         f"<td>{FLAG if p.flagged else ''}</td></tr>"
         for p in pairs
     )
