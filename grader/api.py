@@ -664,7 +664,8 @@ def print_graded(graded: Graded, out_dir: Path, formats: Sequence[str] = ()) -> 
     if "github-classroom" not in formats:
         show(graded.reports, graded.numbers)
     errors = Console(stderr=True, highlight=False)
-    errors.print(f"Reports written to {out_dir}/", markup=False, soft_wrap=True)
+    where = f"Reports written to {out_dir}/"  # folded in a terminal, else on one line
+    errors.print(where, markup=False, overflow="fold", soft_wrap=not errors.is_terminal)
     if any(r.grader_fault for r in graded.reports):
         errors.print("[red]A grader error occurred: see the reports' messages.[/red]")
         return 2

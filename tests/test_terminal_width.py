@@ -27,7 +27,7 @@ GRADER = "from grader.cli.main import main; main()"
 
 def in_terminal(args: list[str], cwd: Path, columns: int = 80) -> tuple[int, list[str]]:
     """`grader ARGS` run in a pseudo-terminal `columns` wide: its exit status and the lines it
-    showed, without colours."""
+    showed (each frame of a progress bar one), without colours."""
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm-256color"}
@@ -48,8 +48,8 @@ def in_terminal(args: list[str], cwd: Path, columns: int = 80) -> tuple[int, lis
             break
         shown += chunk
     os.close(leader)
-    text = ANSI.sub("", shown.decode("utf-8")).replace("\r", "")
-    return process.wait(timeout=60), text.splitlines()
+    text = ANSI.sub("", shown.decode("utf-8")).rstrip("\r\n")
+    return process.wait(timeout=60), re.split(r"\r?\n|\r", text)  # a lone \r: a bar redrawn
 
 
 def indent(line: str) -> int:
@@ -112,3 +112,16 @@ def test_an_error_fits_80_columns(tmp_path: Path) -> None:
     assert len(lines) > 1 and all(len(line) <= 80 for line in lines), lines
     assert all(line.startswith("  ") for line in lines[1:]), lines
     assert "split_heads.py" in " ".join(lines)
+
+
+def test_grade_fits_80_columns(tmp_path: Path) -> None:
+    """`grader grade` of the example class into a folder whose path is longer than a line: what
+    it wrote, the score table, its legend and where the reports are, each within 80 columns."""
+    out = tmp_path / ("a-folder-named-at-length-" * 3) / "reports"
+    args = ["grade", str(ROOT / "submissions"), "--backend", "local", "--out", str(out)]
+    code, lines = in_terminal([*args, "--format", "html", "--seed", "1"], ROOT)
+    assert code == 0, lines
+    assert max(len(line) for line in lines) <= 80, [line for line in lines if len(line) > 80]
+    text = "".join(line.strip() for line in lines)
+    assert f"Reports written to{out}/" in text and f"wrote {out}/report.html" in text
+    assert any(line.split()[:2] == ["complete", "11"] for line in lines), lines

@@ -58,10 +58,15 @@ def echo(text: str, err: bool = False, nl: bool = True, wrap: bool = True) -> No
     """Every line the commands print: as plain text (`api.plain`: no control character, no
     invisible one), since any may name a candidate's file or carry their text; in a terminal,
     wrapped to its width (`fitted`) unless `wrap` is off (documents: JSON, Markdown, code)."""
+    click.echo(shown(text, err) if wrap else api.plain(text), err=err, nl=nl)
+
+
+def shown(text: str, err: bool = False) -> str:
+    """`text` as plain text, wrapped to the terminal's width (`fitted`) where it goes to one."""
     text = api.plain(text)
-    if wrap and (sys.stderr if err else sys.stdout).isatty():
+    if (sys.stderr if err else sys.stdout).isatty():
         text = fitted(text, shutil.get_terminal_size().columns)
-    click.echo(text, err=err, nl=nl)
+    return text
 
 
 def echo_err(line: str) -> None:
@@ -76,7 +81,7 @@ def listener(with_progress: bool = False) -> api.Listener:
         echo_err(line)
 
     def warn(line: str) -> None:
-        click.secho(api.plain(line), fg="yellow", err=True)
+        click.secho(shown(line, err=True), fg="yellow", err=True)
 
     bar = {"progress": api.progress} if with_progress else {}
     return api.Listener(note=note, warn=warn, wrote=lambda p: note(f"wrote {p}"), **bar)
