@@ -25,6 +25,7 @@ from grader.errors import GraderError
 from grader.outputs import FORMATS, Options, parse_formats, read_reports, write_outputs
 from grader.reports.junit import SuiteBy
 from grader.reports.models import ProblemStatus, SubmissionReport, json_schema, write_report
+from grader.reports.problem import Summary, summary
 from grader.reports.safe import plain
 from grader.reports.similarity import (
     CLASS_PAIRS_FILE,
@@ -35,7 +36,7 @@ from grader.reports.similarity import (
     write_pairs,
     write_view,
 )
-from grader.reports.text import fraction, num
+from grader.reports.text import fraction
 from grader.resume import stale_warning
 from grader.sandboxing.backends.base import BackendName, Isolation, LimitOverrides, batch_limits
 from grader.sandboxing.backends.select import make_backend
@@ -43,7 +44,6 @@ from grader.sandboxing.defaults import CACHE_DIR, DEFAULT_BASE, DEFAULT_TAG, TOR
 from grader.sandboxing.signals import take as take_signals
 from grader.shards import Shard, merged_reports, read_shard
 from grader.specs.course import reveal_after_due
-from grader.specs.problem import Visibility
 
 if TYPE_CHECKING:
     from grader.courses.catalog import Catalog, Problem
@@ -88,19 +88,9 @@ def course(path: Path | None, *, checked: bool = True, full: bool = False) -> Op
     return found
 
 
-def problem_lines(path: Path | None) -> list[str]:
-    """One line per problem of the course: number, id, points, checks shown and hidden, title."""
-    selected = list(course(path, checked=False).catalog.problems.values())
-    width = max((len(p.spec.id) for p in selected), default=0)
-    lines = []
-    for problem in selected:
-        spec, (hidden, _) = problem.spec, problem.hidden()
-        visible = sum(c.visibility is Visibility.visible for c in spec.checks)
-        lines.append(
-            f"{spec.number:>3}  {spec.id:<{width}} {num(problem.points):>4} pts  "
-            f"({visible} visible, {hidden} hidden checks)  {spec.title}"
-        )
-    return lines
+def problem_summaries(path: Path | None) -> list[Summary]:
+    """The course's problems: number, id, points, checks shown and hidden, title."""
+    return [summary(p) for p in course(path, checked=False).catalog.problems.values()]
 
 
 def one_problem(path: Path | None, problem: str) -> Problem:
@@ -187,6 +177,14 @@ class Feedback:
         """0 when every check run passed, 1 otherwise, 2 on a grader error."""
         return 2 if self.view.grader_fault else 0 if self.view.total >= self.view.max_total else 1
 
+    def as_json(self) -> dict[str, Any]:
+        """What `grader check --json` prints: the candidate's report (as `grader schema`
+        describes it), and per problem the checks not run here and their points."""
+        return {
+            "report": self.view.model_dump(mode="json"),
+            "hidden": {p: {"checks": n, "points": w} for p, (n, w) in self.unseen.items()},
+        }
+
 
 def check(
     path: Path,
@@ -199,21 +197,41 @@ def check(
     timeout: float | None = None,
     memory_mb: int | None = None,
 ) -> Feedback:
-    """A candidate's own check of `path` (a folder, or one problem's file in it) on the checks
-    they may see (by default on every problem with a file there; `reveal`, or the course's due
-    date past, adds the `after_due_date` ones). The worker starts first: the local one from the
-    course read without its checks (so the course is read twice), importing torch while the
-    host does; the forked one once the grader has imported torch, before the course is read."""
-    from grader.selfcheck import attempted, check_submission, problem_of
+    """A candidate's own check of `path` (what `grade` reads of one submission: a folder, its
+    problem files at the top or in one folder of it, or a zip file of it; or one problem's file
+    or a notebook in such a folder) on the checks they may see (by default on every problem
+    with a file there; `reveal`, or the course's due date past, adds the `after_due_date` ones).
+    The worker starts first: the local one from the course read without its checks (so the
+    course is read twice), importing torch while the host does; the forked one once the grader
+    has imported torch, before the course is read."""
+    from grader.selfcheck import opened
 
-    folder = path.parent if path.is_file() else path
+    with opened(path, lambda: course(course_path, checked=False).catalog) as folder:
+        file = path if path.is_file() and folder == path.parent else None
+        limits = LimitOverrides(problem_seconds=timeout, memory_mb=memory_mb)
+        return check_folder(
+            folder, file, course_path, problems, backend, seed, reveal, limits
+        )  # fmt: skip
+
+
+def check_folder(
+    folder: Path,
+    file: Path | None,
+    course_path: Path | None,
+    problems: Sequence[str],
+    backend: BackendName,
+    seed: int | None,
+    reveal: bool,
+    limits: LimitOverrides,
+) -> Feedback:
+    """`check` of a folder (or of one `file` of it)."""
+    from grader.selfcheck import attempted, check_submission, problem_of
 
     def chosen(catalog: Catalog) -> list[Problem]:
         if problems:
             return catalog.select(list(problems))
-        return problem_of(catalog, path) if path.is_file() else attempted(catalog, path)
+        return problem_of(catalog, file) if file else attempted(catalog, folder)
 
-    limits = LimitOverrides(problem_seconds=timeout, memory_mb=memory_mb)
     ahead = None
     if backend is not BackendName.fork:  # a worker of its own, with the chosen problems' limits
         ahead = batch_limits(
@@ -629,6 +647,13 @@ def print_feedback(feedback: Feedback) -> None:
     show(feedback.view, feedback.unseen)
 
 
+def print_problems(summaries: list[Summary]) -> None:
+    """The course's problems as a table that fits the terminal."""
+    from grader.reports.terminal import print_problems as show
+
+    show(summaries)
+
+
 def print_graded(graded: Graded, out_dir: Path, formats: Sequence[str] = ()) -> int:
     """The batch's score table by problem number, with its legend and notes (not where the
     Classroom format prints its own), where the reports are; the exit status: 2 when a grader
@@ -640,7 +665,8 @@ def print_graded(graded: Graded, out_dir: Path, formats: Sequence[str] = ()) -> 
     if "github-classroom" not in formats:
         show(graded.reports, graded.numbers)
     errors = Console(stderr=True, highlight=False)
-    errors.print(f"Reports written to {out_dir}/", markup=False, soft_wrap=True)
+    where = f"Reports written to {out_dir}/"  # folded in a terminal, else on one line
+    errors.print(where, markup=False, overflow="fold", soft_wrap=not errors.is_terminal)
     if any(r.grader_fault for r in graded.reports):
         errors.print("[red]A grader error occurred: see the reports' messages.[/red]")
         return 2

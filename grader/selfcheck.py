@@ -4,6 +4,8 @@ Importing this module does not import torch: `grader check` starts its worker fi
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from grader.courses.catalog import Catalog, Problem
@@ -12,7 +14,8 @@ from grader.reports.models import SubmissionReport
 from grader.reports.redact import candidate_view
 from grader.sandboxing.backends.base import Backend, LimitOverrides
 from grader.sandboxing.claims import wanted
-from grader.sandboxing.notebooks import NOTEBOOK
+from grader.sandboxing.locate import locate
+from grader.sandboxing.notebooks import NOTEBOOK, defines, notebook_module
 from grader.sandboxing.staging import files_found
 from grader.specs.problem import Visibility
 from grader.verdict.near import missing_file
@@ -40,12 +43,32 @@ class NothingToCheck(GraderError):
     """The folder holds no problem file."""
 
 
+@contextmanager
+def opened(path: Path, catalog: Callable[[], Catalog]) -> Iterator[Path]:
+    """The submission `path` stands for, as `grade` reads it: a folder, the folder of one of its
+    files, or a zip file of one submission, unpacked (as `grade` unpacks it) while it is
+    checked; `catalog` reads the course, which a zip's reading needs."""
+    if not (path.is_file() and path.suffix == ".zip"):
+        yield path.parent if path.is_file() else path
+        return
+    from grader.platforms.exports import open_export
+
+    with open_export(path, catalog()) as export:
+        if len(export.submissions) != 1:
+            raise NothingToCheck(
+                f"{path.name} holds {len(export.submissions)} submissions: check your own alone"
+            )
+        yield export.submissions[0].path
+
+
 def attempted(catalog: Catalog, path: Path) -> list[Problem]:
-    """The problems whose entry file is in `path`, made of a notebook there, or named almost
-    right (their feedback says what to rename), as staging finds them; NothingToCheck, saying
-    what was expected and what to rename, when there is none."""
+    """The problems whose entry file is in `path` (at its top or in its one folder that holds
+    some, as grading finds them), made of a notebook there, or named almost right (their
+    feedback says what to rename), as staging finds them; NothingToCheck, saying what was
+    expected and what to rename, when there is none."""
     problems = catalog.problems.values()
-    files, others = files_found(path, {p.spec.entry: wanted(p.spec) for p in problems})
+    located = locate(path, catalog.entries).folder
+    files, others = files_found(located, {p.spec.entry: wanted(p.spec) for p in problems})
     near = {e: missing_file(e, [*files, *others], catalog.entries) for e in catalog.entries}
     found = [p for p in problems if p.spec.entry in files or near[p.spec.entry]]
     if not files & catalog.entries:
@@ -59,17 +82,38 @@ def attempted(catalog: Catalog, path: Path) -> list[Problem]:
 
 
 def problem_of(catalog: Catalog, path: Path) -> list[Problem]:
-    """The problem a file stands for: its entry file, or a notebook named as it; NothingToCheck,
-    saying to check the folder, for any other file."""
+    """The problems a file stands for: its entry file, a notebook named as it, or a notebook
+    whose code defines the names of problems not handed in as `.py` files beside it (as
+    staging reads it); NothingToCheck, naming the fix, for any other file: the rename of a name
+    almost right, or to check the folder."""
     name = path.name.removesuffix(NOTEBOOK)
     entries = (name, f"{name}.py")
     found = [p for p in catalog.problems.values() if p.spec.entry in entries]
+    if not found and path.name.endswith(NOTEBOOK):
+        found = notebook_problems(catalog, path)
     if not found:
+        hints = [missing_file(e, [path.name], catalog.entries) for e in sorted(catalog.entries)]
+        fix = next((h.split(": ", 1)[1] for h in hints if h), None)
         raise NothingToCheck(
-            f"{path.name} is no problem's file: `grader check {path.parent}` checks the "
-            "problems of every file there"
+            f"{path.name} is no problem's file: "
+            + (f"{fix}" if fix else "")
+            + ("; " if fix else "")
+            + f"`grader check {path.parent}` checks the problems of every file there"
         )
     return found
+
+
+def notebook_problems(catalog: Catalog, path: Path) -> list[Problem]:
+    """The problems whose names the notebook's code cells define, of those with no `.py` file
+    beside it."""
+    converted = notebook_module(path.read_bytes())
+    if converted is None:
+        return []
+    return [
+        p
+        for p in catalog.problems.values()
+        if not (path.parent / p.spec.entry).exists() and defines(converted.source, p.spec.symbols)
+    ]
 
 
 def check_submission(

@@ -56,9 +56,15 @@ def fake_backend(monkeypatch: pytest.MonkeyPatch) -> FakeBackend:
 def test_problems_lists_points(catalog: Catalog) -> None:
     code, out = run("problems")
     assert code == 0
+    rows = {
+        line.split()[1]: line.split() for line in out.splitlines() if line[:3].strip().isdigit()
+    }
     for problem in catalog.problems.values():
-        assert problem.spec.id in out
-        assert f"{problem.spec.max_score:g} pts" in out
+        assert rows[problem.spec.id][:3] == [
+            str(problem.spec.number),
+            problem.spec.id,
+            f"{problem.spec.max_score:g}",
+        ]
 
 
 def test_show_has_statement_contract_and_starter(catalog: Catalog) -> None:

@@ -20,6 +20,7 @@ import pytest
 from PIL import Image
 
 from grader.reports.html import render_feedback_html, render_html
+from grader.reports.models import ProblemStatus, read_report
 from grader.reports.redact import candidate_view
 from tests.class_reports import MOST_FREQUENT, realistic_class
 
@@ -43,6 +44,8 @@ probe.textContent = JSON.stringify({
   plots: [...document.querySelectorAll("figure svg")].map((e) => [box(e).left, box(e).top,
                                                                   box(e).width, box(e).height]),
   failure: (document.querySelector("#failures + .wide tbody tr") || {}).textContent,
+  mistakes: [...document.querySelectorAll("td.details")].filter(
+    (e) => e.textContent.includes("named mistake")).map((e) => [box(e).left, box(e).right]),
   fetched: performance.getEntriesByType("resource").map((e) => e.name),
 });
 document.body.append(probe);
@@ -210,3 +213,51 @@ def html_page(parts: list[str]) -> str:
     from grader.reports.html import page
 
     return page("Similarity", parts)
+
+
+def test_the_mistake_is_on_a_phones_screen(tmp_path: Path) -> None:
+    """A candidate's feedback page from `grader grade --format html`, at 390 px: each check's
+    details, the named mistake, under its name within the screen, not in a column scrolled off
+    it; the problems not attempted are listed with what they were worth, so that the total adds
+    up."""
+    from click.testing import CliRunner
+
+    from grader.cli.main import cli
+
+    submission = Path(__file__).resolve().parent.parent / "submissions" / "classic_mistakes"
+    out = tmp_path / "out"
+    args = ["grade", str(submission), "--backend", "local", "--format", "html", "--seed", "1"]
+    graded = CliRunner().invoke(cli, [*args, "--out", str(out)], catch_exceptions=False)
+    assert graded.exit_code == 0, graded.output
+    feedback = out / "feedback" / "classic_mistakes.html"
+    m = measure(feedback, tmp_path / "profile", width=PHONE)
+    assert m["page"] <= PHONE and m["cut"] == [], m
+    assert len(m["mistakes"]) >= 3, "the named mistakes are not on the page"
+    assert all(left >= 0 and right <= PHONE for left, right in m["mistakes"]), m["mistakes"]
+    report = read_report(out / "classic_mistakes.json")
+    skipped = [p for p in report.problems if p.status is ProblemStatus.not_attempted]
+    listed = re.search(r'<p id="not-attempted">(.*?)</p>', feedback.read_text())
+    assert skipped and listed, "no list of the problems not attempted"
+    for problem in skipped:
+        assert f"<strong>{problem.problem}</strong> 0/{problem.max_score:g}" in listed.group(1)
+    shot = tmp_path / "feedback.png"
+    browse(framed(feedback, PHONE), tmp_path / "profile", f"--screenshot={shot}", width=NARROWEST)
+    with Image.open(shot) as image:
+        assert inked(image, (0, 0, PHONE, HEIGHT)) > 0.02  # drawn, not blank
+
+
+def test_similar_pairs_on_a_phone(tmp_path: Path) -> None:
+    """The class report with its similarity section at 500 px and 390 px: the code panes stand
+    one above the other, each scrolling in its own box; the page never scrolls sideways."""
+    from grader import api
+    from tests.similarity_class import copied_class, write_class
+
+    students, _ = copied_class()
+    folder = write_class(students, tmp_path / "class")
+    compared = api.similarity(folder, problems=["multi_head_attention"])
+    page = tmp_path / "report.html"
+    page.write_text(render_html(realistic_class(), similarity=compared), encoding="utf-8")
+    for width in (NARROWEST, PHONE):
+        m = measure(page, tmp_path / "profile", width=width)
+        assert m["page"] <= width, (width, m["page"], m["cut"])
+        assert m["cut"] == [], m["cut"]

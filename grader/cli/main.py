@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import json
 import shlex
@@ -51,11 +52,19 @@ def cli() -> None:
 # -- candidates
 
 
+json_option = option("--json", "as_json", is_flag=True, help="Print JSON, for tools.")
+
+
 @cli.command(epilog=example("grader problems --course my-course"))
 @course_option
-def problems(course: Path | None) -> None:
+@json_option
+def problems(course: Path | None, as_json: bool) -> None:
     """List the course's problems and their points."""
-    echo("\n".join(api.problem_lines(course)))
+    summaries = api.problem_summaries(course)
+    if as_json:
+        echo(json.dumps([dataclasses.asdict(s) for s in summaries], indent=2), wrap=False)
+    else:
+        api.print_problems(summaries)
 
 
 @cli.command(epilog=example("grader show split_heads"))
@@ -63,7 +72,7 @@ def problems(course: Path | None) -> None:
 @course_option
 def show(problem: str, course: Path | None) -> None:
     """Show PROBLEM's statement, contract and starter file."""
-    echo(api.describe_problem(course, problem))
+    echo(api.describe_problem(course, problem), wrap=False)
 
 
 @cli.command(epilog=example("grader init split_heads my-work"))
@@ -85,16 +94,20 @@ def init(problem: str, directory: Path, course: Path | None) -> None:
 @option("--reveal", is_flag=True, help="Also run the `after_due_date` checks.")
 @limit_options
 @course_option
-def check(path: Path, course: Path | None, **options: Any) -> None:
-    """Check your work in PATH (a folder, or one problem's file) on the visible checks, with
-    feedback on every failure.
+@json_option
+def check(path: Path, course: Path | None, as_json: bool, **options: Any) -> None:
+    """Check your work in PATH (a folder, a zip file of it, or one problem's file or notebook)
+    on the visible checks, with feedback on every failure.
 
     Hidden checks are not run here: their number and worth are shown, they count when graded.
     Exit status: 0 when every check run here passed, 1 otherwise, 2 on a grader error.
     """
     start = time.monotonic()
     feedback = api.check(path, course_path=course, **options)
-    api.print_feedback(feedback)
+    if as_json:
+        echo(json.dumps(feedback.as_json(), indent=2), wrap=False)
+    else:
+        api.print_feedback(feedback)
     echo_err(f"Checked in {time.monotonic() - start:.1f} s on {options['backend']}")
     sys.exit(feedback.exit_code)
 
@@ -197,14 +210,14 @@ def release(out: Path, seed: int | None, course: Path | None) -> None:
 @cli.command(epilog=example("grader checks > docs/checks.md"))
 def checks() -> None:
     """Print the authoring guide: every spec field, check, diagnosis form and mistake."""
-    echo(api.authoring_guide(), nl=False)
+    echo(api.authoring_guide(), nl=False, wrap=False)
 
 
 @cli.command(epilog=example("grader schema similarity"))
 @click.argument("kind", type=click.Choice(list(api.SCHEMAS)), default="report")
 def schema(kind: str) -> None:
     """Print the JSON schema of a submission report, or of similarity.json."""
-    echo(json.dumps(api.report_schema(kind), indent=2))
+    echo(json.dumps(api.report_schema(kind), indent=2), wrap=False)
 
 
 @cli.command(epilog=example("grader similarity submissions/ --out reports"))

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import inspect
 import shlex
+import shutil
+import sys
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,10 +35,38 @@ def parsed(parse: Callable[[Any], Any], many: bool = False) -> Callback:
     return callback
 
 
-def echo(text: str, err: bool = False, nl: bool = True) -> None:
+HANG = "  "
+"""How much further than its line the lines it wraps onto are indented."""
+
+
+def fitted(text: str, width: int) -> str:
+    """`text` with each line wrapped to `width`, the lines it wraps onto indented `HANG` further
+    than it; a word too long for a line (a path) is broken."""
+    out = []
+    for line in text.split("\n"):
+        body = line.lstrip(" ")
+        lead = line[: len(line) - len(body)]
+        wrapped = textwrap.wrap(
+            body, max(width - len(lead) - len(HANG), 20), break_on_hyphens=False,
+            initial_indent=lead + HANG, subsequent_indent=lead + HANG,
+        )  # fmt: skip
+        out += [wrapped[0][len(HANG) :], *wrapped[1:]] if wrapped else [line]
+    return "\n".join(out)
+
+
+def echo(text: str, err: bool = False, nl: bool = True, wrap: bool = True) -> None:
     """Every line the commands print: as plain text (`api.plain`: no control character, no
-    invisible one), since any may name a candidate's file or carry their text."""
-    click.echo(api.plain(text), err=err, nl=nl)
+    invisible one), since any may name a candidate's file or carry their text; in a terminal,
+    wrapped to its width (`fitted`) unless `wrap` is off (documents: JSON, Markdown, code)."""
+    click.echo(shown(text, err) if wrap else api.plain(text), err=err, nl=nl)
+
+
+def shown(text: str, err: bool = False) -> str:
+    """`text` as plain text, wrapped to the terminal's width (`fitted`) where it goes to one."""
+    text = api.plain(text)
+    if (sys.stderr if err else sys.stdout).isatty():
+        text = fitted(text, shutil.get_terminal_size().columns)
+    return text
 
 
 def echo_err(line: str) -> None:
@@ -50,7 +81,7 @@ def listener(with_progress: bool = False) -> api.Listener:
         echo_err(line)
 
     def warn(line: str) -> None:
-        click.secho(api.plain(line), fg="yellow", err=True)
+        click.secho(shown(line, err=True), fg="yellow", err=True)
 
     bar = {"progress": api.progress} if with_progress else {}
     return api.Listener(note=note, warn=warn, wrote=lambda p: note(f"wrote {p}"), **bar)
@@ -168,9 +199,19 @@ class Commands(Listing):
             raise failed(str(exc)) from exc
 
 
+class Failure(click.ClickException):
+    """`Error: message`, wrapped to the terminal's width when stderr is one."""
+
+    def format_message(self) -> str:
+        if not sys.stderr.isatty():
+            return self.message
+        prefix = "Error: "  # what click prints before the message
+        return fitted(prefix + self.message, shutil.get_terminal_size().columns)[len(prefix) :]
+
+
 def failed(message: str, exit_code: int = 2) -> click.ClickException:
     """`Error: message`, with this exit status (130 or the signal's for a stopped batch)."""
-    error = click.ClickException(api.plain(message))
+    error = Failure(api.plain(message))
     error.exit_code = exit_code
     return error
 

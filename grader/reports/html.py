@@ -68,6 +68,17 @@ details.problem { margin: .6em 0 .6em 1em; } table.checks { width: 100%; }
   .plots { grid-template-columns: 1fr; }
   details.problem { margin-left: .2em; }
 }
+@media (max-width: 600px) {  /* a check's row as a block: its mark, name and points, then its
+                                details under them, the width of the screen */
+  table.checks thead { display: none; }
+  table.checks, table.checks tbody { display: block; }
+  table.checks tr { display: grid; grid-template-columns: auto minmax(0, 1fr) auto auto;
+                    border-bottom: 1px solid #e3e3e3; }
+  table.checks td { border: 0; min-width: 0; }
+  table.checks td.details { grid-column: 2 / -1; padding-top: 0; }
+  tr.pattern td:last-child { grid-column: 1 / -1; }
+  table.checks td.details:empty, tr.pattern td:first-child { display: none; }
+}
 """
 SUBMISSION_STATUS = {
     "ok": '<span class="badge ok">ok</span>',
@@ -393,7 +404,7 @@ def check_row(problem: ProblemReport, check: CheckReport) -> str:
         f'<td class="text">{escape(check.name)}</td>'
         f'<td class="n">{fraction(scored(problem, check), check.max_points)}</td>'
         f'<td><span class="tag">{check.visibility.value}</span></td>'
-        f'<td class="text">{details}</td></tr>'
+        f'<td class="text details">{details}</td></tr>'
     ) + (pattern_row(check.pattern) if check.pattern else "")
 
 
@@ -421,11 +432,22 @@ def render_feedback_html(view: SubmissionReport) -> str:
     attempted = [p for p in view.problems if p.status is not ProblemStatus.not_attempted]
     body = [
         f"<h1>{escape(title)}</h1>",
-        f"<p>Total {fraction(view.total, view.max_total)}.</p>",
+        f"<p>Total {fraction(view.total, view.max_total)}: {len(attempted)} of "
+        f"{len(view.problems)} problem(s) attempted.</p>",
+        not_attempted(view.problems),
         *(problem_details(p) for p in attempted),
-        absence_list(view.problems),
     ]
     return page(title, body)
+
+
+def not_attempted(problems: list[ProblemReport]) -> str:
+    """The problems not attempted, each with the points it was worth, and what the grader found
+    of them ("" if every problem was attempted)."""
+    skipped = [p for p in problems if p.status is ProblemStatus.not_attempted]
+    if not skipped:
+        return ""
+    named = ", ".join(f"<strong>{escape(p.problem)}</strong> 0/{num(p.max_score)}" for p in skipped)
+    return f'<p id="not-attempted">Not attempted: {named}.</p>' + absence_list(problems)
 
 
 def absence_list(problems: list[ProblemReport]) -> str:

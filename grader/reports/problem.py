@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from grader.reports.text import num
@@ -9,6 +10,25 @@ from grader.specs.problem import Visibility
 
 if TYPE_CHECKING:
     from grader.courses.catalog import Problem
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A problem as `grader problems` lists it (and `--json` writes it)."""
+
+    number: int
+    id: str
+    points: float
+    visible_checks: int
+    hidden_checks: int
+    title: str
+
+
+def summary(problem: Problem) -> Summary:
+    spec = problem.spec
+    visible = sum(c.visibility is Visibility.visible for c in spec.checks)
+    hidden, _ = problem.hidden()
+    return Summary(spec.number, spec.id, problem.points, visible, hidden, spec.title)
 
 
 def describe(problem: Problem) -> str:

@@ -25,7 +25,7 @@ STYLE = """
 .pair .hit { background: #ffe08a; display: inline-block; min-width: 100%; }
 .pair .no { color: #999; user-select: none; }
 .flag { color: #c62828; font-weight: 600; }
-@media (max-width: 760px) { .pair { grid-template-columns: 1fr; } }
+@media (max-width: 760px) { .pair { grid-template-columns: minmax(0, 1fr); } }
 """
 LISTED = 10
 """Pairs of a problem listed in its table at most (all flagged ones besides)."""
@@ -83,13 +83,14 @@ FLAG = '<span class="flag">flagged</span>'
 
 def pairs_table(pairs: list[SimilarPair]) -> str:
     rows = "".join(
-        f'<tr><td class="n">{p.score:.2f}</td><td>{escape(p.a)}</td><td>{escape(p.b)}</td>'
+        f'<tr><td class="n">{p.score:.2f}</td><td class="text">{escape(p.a)}</td>'
+        f'<td class="text">{escape(p.b)}</td>'
         f"<td>{FLAG if p.flagged else ''}</td></tr>"
         for p in pairs
     )
     return (
-        '<table class="similar"><thead><tr><th>score</th><th>submission</th><th>submission</th>'
-        f"<th></th></tr></thead><tbody>{rows}</tbody></table>"
+        '<div class="wide"><table class="similar"><thead><tr><th>score</th><th>submission</th>'
+        f"<th>submission</th><th></th></tr></thead><tbody>{rows}</tbody></table></div>"
     )
 
 

@@ -22,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from grader.reports.models import CheckStatus, ProblemReport, ProblemStatus, SubmissionReport
+from grader.reports.problem import Summary
 from grader.reports.safe import terminal as escape
 from grader.reports.text import (
     FIXABLE,
@@ -36,6 +37,9 @@ from grader.reports.text import (
 
 if TYPE_CHECKING:
     from grader.validate import Outcome
+
+HANG = 2
+"""How much further than its first line a wrapped line's continuation is indented."""
 
 
 @dataclass
@@ -191,44 +195,91 @@ def check_mark(status: CheckStatus) -> str:
     return f"[{colour}]{status.mark}[/{colour}]"
 
 
+def hanging(console: Console, markup: str, indent: int = 0) -> Text:
+    """`markup` wrapped to the console's width, its first line indented by `indent`, the lines
+    it wraps onto by `indent + HANG`; a word too long for a line is folded."""
+    text = Text.from_markup(markup)
+    width = max(console.width - indent - HANG, 10)
+    lines = text.wrap(console, width, overflow="fold")
+    out = Text()
+    for i, line in enumerate(lines):
+        line.rstrip()
+        out.append(("\n" if i else "") + " " * (indent + (HANG if i else 0)))
+        out.append_text(line)
+    return out
+
+
+def print_problems(summaries: list[Summary], console: Console | None = None) -> None:
+    """The course's problems: number, id, points, checks shown and hidden; the title, the one
+    column that wraps, under its own heading."""
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("problem", no_wrap=True)
+    table.add_column("points", justify="right", no_wrap=True)
+    table.add_column("checks", justify="right", no_wrap=True)
+    table.add_column("hidden", justify="right", no_wrap=True)
+    table.add_column("title", overflow="fold", ratio=1)
+    for s in summaries:
+        table.add_row(
+            str(s.number), escape(s.id), num(s.points), str(s.visible_checks),
+            str(s.hidden_checks), escape(s.title),
+        )  # fmt: skip
+    (console or Console()).print(table)
+
+
 def print_feedback(
     view: SubmissionReport, unseen: dict[str, tuple[int, float]], console: Console | None = None
 ) -> None:
     """A candidate's feedback on the checks they may see; `unseen` gives, per problem, how many
-    checks were not run here and what they are worth."""
+    checks were not run here and what they are worth. Each line fits the console's width, the
+    lines it wraps onto indented under it, in a terminal; elsewhere (a file, a pipe) each line
+    is one line, however long."""
     console = console or Console()
+
+    def say(markup: str, indent: int = 0) -> None:
+        text = (
+            hanging(console, markup, indent)
+            if console.is_terminal
+            else Text.from_markup(" " * indent + markup)
+        )
+        console.print(text, soft_wrap=True, highlight=False)
+
     if view.message:  # what was made of notebooks, what was left out
-        console.print(f"[dim]{escape(view.message)}[/dim]", highlight=False, soft_wrap=True)
+        say(f"[dim]{escape(view.message)}[/dim]")
     skipped = [p.problem for p in view.problems if p.status is ProblemStatus.not_attempted]
     for problem in view.problems:
         if problem.status is ProblemStatus.not_attempted:
             continue
         colour = "green" if problem.score == problem.max_score else "yellow"
-        console.print(
-            f"\n[bold]{escape(problem.problem)}[/bold]  {escape(problem.title)}  "
+        console.print()
+        say(
+            f"[bold]{escape(problem.problem)}[/bold]  {escape(problem.title)}  "
             f"[{colour}]{fraction(problem.score, problem.max_score)}[/{colour}]"
         )
         note = problem_note(problem)
         if note:
-            console.print(f"  [red]{escape(note)}[/red]")
+            say(f"[red]{escape(note)}[/red]", 2)
         for check, details in zip(
             problem.checks, details_once(problem, problem.checks), strict=True
         ):
-            console.print(
-                f"  {check_mark(check.status)} {escape(check.name)}  "
-                f"[dim]{fraction(scored(problem, check), check.max_points)}[/dim]"
+            say(
+                f"{check_mark(check.status)} {escape(check.name)}  "
+                f"[dim]{fraction(scored(problem, check), check.max_points)}[/dim]",
+                2,
             )
             for line in details:
-                console.print(f"      {escape(line)}", highlight=False, soft_wrap=True)
+                say(escape(line), 6)
         count, worth = unseen.get(problem.problem, (0, 0.0))
         if count:
-            console.print(
-                f"  [dim]+ {count} hidden check(s) worth {num(worth)} point(s), "
-                "graded when you submit[/dim]"
+            say(
+                f"[dim]+ {count} hidden check(s) worth {num(worth)} point(s), "
+                "graded when you submit[/dim]",
+                2,
             )
     hidden_total = sum(worth for p, (_, worth) in unseen.items() if p not in skipped)
-    console.print(
-        f"\n[bold]Checks run here: {fraction(view.total, view.max_total)}[/bold]"
+    console.print()
+    say(
+        f"[bold]Checks run here: {fraction(view.total, view.max_total)}[/bold]"
         + (
             f"  (hidden checks worth {num(hidden_total)} more point(s) are graded when you submit)"
             if hidden_total
@@ -236,6 +287,6 @@ def print_feedback(
         )
     )
     if skipped:
-        console.print(f"[dim]Not attempted: {', '.join(skipped)}[/dim]")
+        say(f"[dim]Not attempted: {', '.join(skipped)}[/dim]")
         for note in absence_notes(view.problems):
-            console.print(f"  {escape(note)}", highlight=False, soft_wrap=True)
+            say(escape(note), 2)

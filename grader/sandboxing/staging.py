@@ -19,7 +19,7 @@ from grader.sandboxing.bindings import bound
 from grader.sandboxing.capped import read_file_capped
 from grader.sandboxing.claims import Wanted
 from grader.sandboxing.definitions import parse
-from grader.sandboxing.notebooks import NOTEBOOK, Converted, module_for, notebook_module
+from grader.sandboxing.notebooks import NOTEBOOK, Converted, defines, module_for, notebook_module
 from grader.sandboxing.parsetime import screen
 from grader.sandboxing.served import serve
 
@@ -262,6 +262,14 @@ def from_notebooks(chosen: Selection, entries: Mapping[str, Wanted]) -> None:
     """The entry files not handed in that a notebook's module defines the names of (`serve`),
     each a module of one line that imports them from it; each notebook's module as graded,
     without the demo code its graded names do not need; and notes saying so."""
+    chosen.made += [
+        f"{entry}: graded as handed in; the notebook {chosen.notebooks[module].name} defines "
+        f"{', '.join(want.names)} too"
+        for entry, want in entries.items()
+        if entry in chosen.files
+        for module in chosen.notebooks
+        if module not in entries and defines(chosen.files[module], want.names)
+    ]
     served = serve(chosen.files, chosen.notebooks, entries, MAX_TOTAL_BYTES - chosen.total)
     for module, made in served.modules.items():
         chosen.files[module] = made
