@@ -90,6 +90,20 @@ def test_the_pairs_are_written_most_similar_first_with_their_schema(
     assert set(fields) == {"problem", "a", "b", "score", "flagged"}
 
 
+def test_copies_of_one_problem_far_above_its_honest_pairs_are_flagged(tmp_path: Path) -> None:
+    """Compared on one problem, where copies score from about 0.63 and honest pairs at most
+    0.16: the copies' spread keeps their z-scores under twice the bar, and the gap between them
+    and the bulk of the class flags every copy all the same, and no honest pair."""
+    students, originals = copied_class()
+    folder = write_class(students, tmp_path)
+    result = api.similarity(folder, problems=["multi_head_self_attention"])
+    copies = [p for p in result.pairs if origin(p.a, originals) == origin(p.b, originals)]
+    honest = [p for p in result.pairs if origin(p.a, originals) != origin(p.b, originals)]
+    assert min(p.score for p in copies) < 0.7 and max(p.score for p in honest) <= 0.2
+    assert all(p.flagged for p in copies), copies
+    assert not [p for p in honest if p.flagged]
+
+
 def test_the_honest_class_alone_has_nothing_flagged(tmp_path: Path) -> None:
     result = api.similarity(write_class(honest_class(), tmp_path))
     assert not [p for p in result.pairs if p.flagged]
