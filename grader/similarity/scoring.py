@@ -76,9 +76,11 @@ def flagged(pair: Scored, outlying_problems: int) -> bool:
 
 def above_bulk(scores: np.ndarray) -> float:
     """The least score a pair needs to be parted from the bulk of `scores` by `FLAG_GAP`: the
-    first score above a gap that wide, from the median up (inf where there is none)."""
+    first score above a gap that wide, from the median up and from the lowest pair sharing
+    anything (a pair that shares nothing shows no spread to stand above); inf where none."""
     ordered = np.sort(scores)
     upper = ordered[ordered.size // 2 :]
+    upper = upper[upper > 0]
     gaps = np.flatnonzero(np.diff(upper) >= FLAG_GAP)
     return float(upper[gaps[0] + 1]) if gaps.size else math.inf
 
