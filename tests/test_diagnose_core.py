@@ -65,3 +65,25 @@ def test_a_causality_failure_names_the_mistake_that_mixes_tokens(
         f"(here, likely the named mistake {diagnose.MISTAKES['view_no_transpose']!r}, "
         "which mixes tokens)"
     ), causal.message
+
+
+def test_a_mask_mistake_is_named_on_every_config_it_explains(
+    make_grader: Callable[..., Grader], tmp_path: Path
+) -> None:
+    """`masked_fill(mask == 0, -1e9)` reads True as "may attend": where that blocks a whole row
+    the row is uniform, not NaN, and the mistake is still named there, on every masked config
+    and not on the first only."""
+    root = tmp_path / "mask_inverted"
+    root.mkdir()
+    mutant = ROOT / "problems" / "mha_with_weights" / "mutants" / "mask_inverted.py"
+    shutil.copy(mutant, root / "mha_with_weights.py")
+    report = make_grader(["mha_with_weights"]).grade_many([root], jobs=1)[0]
+    masked = next(
+        c
+        for c in report.problem("mha_with_weights").checks
+        if c.name == "honours padding, per-head and causal masks"
+    )
+    lines = masked.message.splitlines()
+    assert masked.status is CheckStatus.failed and len(lines) == 3, masked.message
+    named = f"It matches a known mistake: {diagnose.MISTAKES['mask_semantics_inverted']}"
+    assert all(line.endswith(named) for line in lines), masked.message

@@ -69,7 +69,8 @@ def test_weights_and_the_residual_pass() -> None:
         ({"context"}, False, False, "acts on the context vectors"),
         ({"context"}, True, False, "context vector (the input of proj)"),
         ({"context", "output"}, True, True, "context vector (the input of proj)"),
-        ({"output"}, True, False, "acts on the output of proj"),
+        ({"output"}, True, False, "where it dropped no head: it acts on the output of proj"),
+        ({"weights", "output"}, True, False, "where it dropped whole heads: a second dropout"),
         ({"output"}, True, True, "only the output is dropped"),
         ({"weights"}, True, True, "then resid_dropout on the output"),
         (set(), True, False, "does not act on the attention weights after the softmax"),
@@ -81,6 +82,30 @@ def test_misplaced_dropout_is_named(
     for seed in range(5):
         fault = one_token(drop, projection, resid, seed)
         assert fault is not None and named in fault, (seed, fault)
+
+
+def test_dropout_on_the_weights_and_the_output_is_told_both(
+    tmp_path: Path, make_grader: Callable[..., Grader]
+) -> None:
+    """A module that drops whole heads at the weights and also drops its output is told that
+    it dropped whole heads and a second dropout acts on the output, not that every head
+    reached out_proj whole or that nothing acts on the attention weights."""
+    mutant = PROBLEMS_DIR / "multi_head_attention" / "mutants" / "dropout_on_output.py"
+    source = mutant.read_text()
+    both = source.replace(
+        "attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)\n",
+        "attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)\n"
+        "        attn_weights = self.dropout(attn_weights)\n",
+    )
+    assert both != source
+    (tmp_path / "multi_head_attention.py").write_text(both)
+    report = make_grader(["multi_head_attention"]).grade(tmp_path)
+    checks = report.problem("multi_head_attention").checks
+    dropout = next(c for c in checks if c.check == "dropout")
+    assert dropout.status == "failed", dropout.message
+    assert "where it dropped whole heads" in dropout.message, dropout.message
+    assert "a second dropout acts on the output of out_proj" in dropout.message
+    assert "whole, but" not in dropout.message and "not on the attention" not in dropout.message
 
 
 def test_a_parameter_mistake_is_not_blamed_on_dropout(

@@ -4,10 +4,12 @@ and no honest pair is flagged; hostile bytes never stop the comparison."""
 from __future__ import annotations
 
 import json
+import math
 import zipfile
 from itertools import combinations
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from grader import api
@@ -21,7 +23,7 @@ from grader.reports.similarity import (
 )
 from grader.resume import stale_warning
 from grader.similarity.document import MAX_MODULES
-from grader.similarity.scoring import score_pairs
+from grader.similarity.scoring import above_bulk, score_pairs
 from tests.class_reports import realistic_class
 from tests.fakes import FakeBackend
 from tests.similarity_class import copied_class, honest_class, write_class
@@ -88,6 +90,28 @@ def test_the_pairs_are_written_most_similar_first_with_their_schema(
     assert schema["type"] == "array"
     fields = schema["$defs"]["SimilarPair"]["required"]
     assert set(fields) == {"problem", "a", "b", "score", "flagged"}
+
+
+def test_copies_of_one_problem_far_above_its_honest_pairs_are_flagged(tmp_path: Path) -> None:
+    """Compared on one problem, where copies score from about 0.63 and honest pairs at most
+    0.16: the copies' spread keeps their z-scores under twice the bar, and the gap between them
+    and the bulk of the class flags every copy all the same, and no honest pair."""
+    students, originals = copied_class()
+    folder = write_class(students, tmp_path)
+    result = api.similarity(folder, problems=["multi_head_self_attention"])
+    copies = [p for p in result.pairs if origin(p.a, originals) == origin(p.b, originals)]
+    honest = [p for p in result.pairs if origin(p.a, originals) != origin(p.b, originals)]
+    assert min(p.score for p in copies) < 0.7 and max(p.score for p in honest) <= 0.2
+    assert all(p.flagged for p in copies), copies
+    assert not [p for p in honest if p.flagged]
+
+
+def test_the_gap_is_measured_above_pairs_that_share_something() -> None:
+    """A gap above pairs that share nothing shows no spread: only the scores of pairs that
+    share code, from the median up, make the bulk a pair must stand clear of."""
+    assert above_bulk(np.array([0, 0, 0, 0, 0.1, 0.12, 0.13, 0.64, 0.7])) == 0.64
+    assert above_bulk(np.array([0, 0, 0, 0, 0, 0, 0.45])) == math.inf
+    assert above_bulk(np.array([0.1, 0.2, 0.3, 0.61, 0.61, 0.67])) == math.inf
 
 
 def test_the_honest_class_alone_has_nothing_flagged(tmp_path: Path) -> None:

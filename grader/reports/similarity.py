@@ -21,6 +21,11 @@ VIEW_FILE = f"{GRADER_OWNED}-similarity-view.json"
 `grader report` to render again without the submissions."""
 FLAG_Z = 6.0
 """The robust z-score at which a pair stands out from its problem's pairs."""
+FLAG_GAP = 0.4
+"""The least gap in score between a pair that stands out and the bulk of its problem's pairs
+(every pair from the median up to the first gap this wide) for it to be flagged on this
+problem alone: copies of one problem were seen at 0.64 over honest pairs up to 0.13, while
+honest pairs that stand out come with others close below them (0.61 over 0.35)."""
 FLAG_CLASS = 8
 """The fewest submissions of a problem whose pairs make a distribution to judge against."""
 SMALL_CLASS_SCORE = 0.8

@@ -9,8 +9,9 @@ weight of the lighter one: 1 when one holds all of the other's code and none of 
 course's, below 1 for identical documents like the course's code. It stands out when far
 above the problem's usual (a robust z-score, against the median and the median absolute
 deviation of every pair's score), and is flagged where a person should look (`flagged`): it
-stands out in two problems or more, or very far in one. A class too small to make a
-distribution is judged on the score alone.
+stands out in two problems or more, or very far in one, or in one with a wide gap between it
+and the bulk of the class's pairs. A class too small to make a distribution is judged on the
+score alone.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grader.reports.similarity import FLAG_CLASS, FLAG_Z, SMALL_CLASS_SCORE
+from grader.reports.similarity import FLAG_CLASS, FLAG_GAP, FLAG_Z, SMALL_CLASS_SCORE
 from grader.similarity.fingerprints import Fingerprints
 
 EXPECTED = 0.25
@@ -38,13 +39,15 @@ LARGE_CLASS = 20
 
 @dataclass(frozen=True)
 class Scored:
-    """A pair of documents (by index), its score and robust z-score (NaN in a class too small
-    to judge against)."""
+    """A pair of documents (by index), its score, robust z-score (NaN in a class too small
+    to judge against) and whether a gap of `FLAG_GAP` or more parts it from the bulk of its
+    problem's pairs (`above_bulk`)."""
 
     a: int
     b: int
     score: float
     z: float
+    apart: bool = False
 
     @property
     def outlying(self) -> bool:
@@ -59,14 +62,27 @@ def flagged(pair: Scored, outlying_problems: int) -> bool:
     Standing out in two problems or more (a pair that copied several problems), the pair is
     flagged in each where it stands out; standing out in this problem alone, only twice as far
     (two students may think alike on one problem: an honest pair was seen at a z-score of 8,
-    copies of one problem at 15). Never below the bar of standing out: two students alike in a
-    few problems are not flagged where they are ordinary. Where the class is too small for a
-    distribution, on its score alone, at `SMALL_CLASS_SCORE`."""
+    copies of one problem at 15), or where a gap of `FLAG_GAP` parts it from the bulk of the
+    class (copies of one problem, enough of them to widen the spread, keep each one's z-score low).
+    Never below the bar of standing out: two students alike in a few problems are not flagged
+    where they are ordinary. Where the class is too small for a distribution, on its score
+    alone, at `SMALL_CLASS_SCORE`."""
     if math.isnan(pair.z):
         return pair.score >= SMALL_CLASS_SCORE
     if outlying_problems >= 2:
         return pair.outlying
-    return pair.z >= 2 * FLAG_Z
+    return pair.z >= 2 * FLAG_Z or (pair.outlying and pair.apart)
+
+
+def above_bulk(scores: np.ndarray) -> float:
+    """The least score a pair needs to be parted from the bulk of `scores` by `FLAG_GAP`: the
+    first score above a gap that wide, from the median up and from the lowest pair sharing
+    anything (a pair that shares nothing shows no spread to stand above); inf where none."""
+    ordered = np.sort(scores)
+    upper = ordered[ordered.size // 2 :]
+    upper = upper[upper > 0]
+    gaps = np.flatnonzero(np.diff(upper) >= FLAG_GAP)
+    return float(upper[gaps[0] + 1]) if gaps.size else math.inf
 
 
 def weight(held: float, total: float) -> float:
@@ -115,8 +131,9 @@ def score_pairs(documents: Sequence[Fingerprints], expected: Collection[int]) ->
         else MIN_SPREAD
     )
     small = count < FLAG_CLASS  # no distribution to judge against: no z-score
+    apart = math.inf if small else above_bulk(every)
     ranked = [
-        Scored(a, b, s, math.nan if small else (s - middle) / spread)
+        Scored(a, b, s, math.nan if small else (s - middle) / spread, s >= apart)
         for (a, b), s in scores.items()
         if s > 0
     ]

@@ -81,9 +81,17 @@ def placement_fault(
             )
         head = None if resid else mixed_head(output)
         if head is not None:
+            found = (
+                f"at T = 1, dropout zeroed single channels of the output of {projection} and "
+                f"none of any head's context vector (its input)"
+            )
+            if heads_dropped(context):
+                return (
+                    f"{found}, where it dropped whole heads: a second dropout acts on the "
+                    f"output of {projection}, which must not be dropped"
+                )
             return (
-                f"at T = 1, every head's context vector reached {projection} whole, but dropout "
-                f"zeroed single channels of the output: it acts on the output of {projection}, "
+                f"{found}, where it dropped no head: it acts on the output of {projection}, "
                 "not on the attention weights"
             )
     scale = off_scale(output, factor)
