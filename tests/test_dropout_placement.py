@@ -90,7 +90,7 @@ def test_dropout_on_the_weights_and_the_output_is_told_both(
     """A module that drops whole heads at the weights and also drops its output is told that
     it dropped whole heads and a second dropout acts on the output, not that every head
     reached out_proj whole or that nothing acts on the attention weights."""
-    mutant = PROBLEMS_DIR / "multi_head_attention" / "mutants" / "dropout_on_output.py"
+    mutant = builtin_problems() / "multi_head_attention" / "mutants" / "dropout_on_output.py"
     source = mutant.read_text()
     both = source.replace(
         "attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)\n",
