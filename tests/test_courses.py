@@ -64,8 +64,8 @@ def test_a_course_folder_sets_its_problems_with_its_points(course: Path) -> None
         "doubling",
         "split_heads",
     }
-    listed = run("problems", "--course", str(course)).strip().splitlines()
-    assert [line.split()[1] for line in listed] == ["doubling", "split_heads"]
+    listed = json.loads(run("problems", "--course", str(course), "--json"))
+    assert [problem["id"] for problem in listed] == ["doubling", "split_heads"]
 
 
 def test_the_environment_names_the_course(course: Path) -> None:
