@@ -93,8 +93,8 @@ def test_the_wheel_grades_outside_the_checkout(installed: Installed, graded: Pat
     where = sh([str(bin_dir / "python"), "-c", "import grader; print(grader.__file__)"], work, env)
     assert Path(where.strip()).is_relative_to(bin_dir.parent), where  # not the checkout's copy
     grader = str(bin_dir / "grader")
-    listed = sh([grader, "problems"], work, env)
-    assert len(listed.strip().splitlines()) == 11 and "split_heads" in listed
+    listed = json.loads(sh([grader, "problems", "--json"], work, env))
+    assert len(listed) == 11 and "split_heads" in [p["id"] for p in listed]
     complete = ROOT / "submissions" / "complete"
     checked = sh([grader, "check", str(complete), "--problem", "split_heads"], work, env)
     assert "split_heads" in checked
