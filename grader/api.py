@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 import shutil
 import time
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
@@ -186,6 +186,25 @@ class Feedback:
         }
 
 
+@contextmanager
+def opened(path: Path, catalog: Callable[[], Catalog]) -> Iterator[Path]:
+    """The submission `path` stands for, as `grade` reads it: a folder, the folder of one of its
+    files, or a zip file of one submission, unpacked (as `grade` unpacks it) while it is
+    checked; `catalog` reads the course, which a zip's reading needs."""
+    if not (path.is_file() and path.suffix == ".zip"):
+        yield path.parent if path.is_file() else path
+        return
+    from grader.platforms.exports import open_export
+    from grader.selfcheck import NothingToCheck
+
+    with open_export(path, catalog()) as export:
+        if len(export.submissions) != 1:
+            raise NothingToCheck(
+                f"{path.name} holds {len(export.submissions)} submissions: check your own alone"
+            )
+        yield export.submissions[0].path
+
+
 def check(
     path: Path,
     *,
@@ -204,8 +223,6 @@ def check(
     The worker starts first: the local one from the course read without its checks (so the
     course is read twice), importing torch while the host does; the forked one once the grader
     has imported torch, before the course is read."""
-    from grader.selfcheck import opened
-
     with opened(path, lambda: course(course_path, checked=False).catalog) as folder:
         file = path if path.is_file() and folder == path.parent else None
         limits = LimitOverrides(problem_seconds=timeout, memory_mb=memory_mb)

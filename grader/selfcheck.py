@@ -4,8 +4,6 @@ Importing this module does not import torch: `grader check` starts its worker fi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from grader.courses.catalog import Catalog, Problem
@@ -41,24 +39,6 @@ def unseen_checks(problems: list[Problem], shown: set[Visibility]) -> dict[str, 
 
 class NothingToCheck(GraderError):
     """The folder holds no problem file."""
-
-
-@contextmanager
-def opened(path: Path, catalog: Callable[[], Catalog]) -> Iterator[Path]:
-    """The submission `path` stands for, as `grade` reads it: a folder, the folder of one of its
-    files, or a zip file of one submission, unpacked (as `grade` unpacks it) while it is
-    checked; `catalog` reads the course, which a zip's reading needs."""
-    if not (path.is_file() and path.suffix == ".zip"):
-        yield path.parent if path.is_file() else path
-        return
-    from grader.platforms.exports import open_export
-
-    with open_export(path, catalog()) as export:
-        if len(export.submissions) != 1:
-            raise NothingToCheck(
-                f"{path.name} holds {len(export.submissions)} submissions: check your own alone"
-            )
-        yield export.submissions[0].path
 
 
 def attempted(catalog: Catalog, path: Path) -> list[Problem]:
