@@ -246,6 +246,8 @@ class Grader:
         reports = {}
         for problem in attempted:
             problem_run = runs[problem.spec.id]
+            killed = problem_run.exit is not None and problem_run.exit.signal == signal.SIGKILL
+            problem_run.out_of_memory = run.oom_killed and killed
             if problem_run.exit is None:  # cut short: its exit.json, sent last, never came
                 if run.output_error is not None:
                     problem_run.invalid.append(run.output_error)

@@ -20,6 +20,7 @@ from sandbox.processes import (
     BASELINE,
     deny_exec,
     end_descendants,
+    first_to_kill,
     remove_ipc,
     reset_inherited,
     wait_child,
@@ -58,6 +59,7 @@ def run_problem(
         os.close(target)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     reset_inherited(BASELINE)
+    first_to_kill()
     deny_exec()
     os.chdir(submission)
     home = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # where `sandbox` is

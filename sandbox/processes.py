@@ -257,6 +257,13 @@ def cap_address_space(budget_mb: int) -> int:
     return cap
 
 
+def first_to_kill() -> None:
+    """Make this process the first the kernel kills when its memory cgroup (a container's, or a
+    local worker's) runs out, before the worker that serves the other problems."""
+    with contextlib.suppress(OSError):
+        Path("/proc/self/oom_score_adj").write_text("1000")
+
+
 BASELINE: State = {}
 """The worker's own state as it started, before any candidate code ran (`main` sets it)."""
 

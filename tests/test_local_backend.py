@@ -30,6 +30,7 @@ from grader.reports.redact import candidate_view
 from grader.sandboxing.backends import launch
 from grader.sandboxing.backends.base import LimitOverrides, WorkerJob, WorkerRun, batch_limits
 from grader.sandboxing.backends.local import LocalBackend, NoSuchAccount, Started
+from grader.sandboxing.backends.memorygroup import MemoryGroups
 from grader.specs.paths import builtin_references
 from sandbox.protocol import RESULTS_FILE
 from tests.test_hostile import leftover_processes
@@ -65,6 +66,8 @@ for name, kind in (
     print(name, *resource.getrlimit(kind))
 with open("/proc/self/status") as status:
     print("VmSize", *(int(line.split()[1]) << 10 for line in status if line.startswith("VmSize:")))
+with open("/proc/self/cgroup") as groups:
+    print("groups", *(line.strip().rpartition(":")[2] for line in groups if ":memory:" in line))
 """
 SPLIT_HEADS = (builtin_references() / "split_heads.py").read_text()
 
@@ -74,19 +77,42 @@ def printed(stdout: str, key: str) -> list[int]:
     return [int(word) for word in line.split()[1:]]
 
 
+GROUPS = MemoryGroups.here()
+
+
+@pytest.fixture(params=["memory_group", "address_space"])
+def memory(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """How the local worker's memory is bounded: a memory cgroup of its own, where this machine
+    lets the grader make one (as root), else its address space capped over torch's start."""
+    if request.param == "memory_group" and GROUPS is None:
+        pytest.skip("this machine lets the grader make no memory cgroup")
+    if request.param == "address_space":
+        monkeypatch.setattr(MemoryGroups, "here", lambda: None)
+    return str(request.param)
+
+
 def test_limits_hold_when_candidate_code_starts(
-    tmp_path: Path, make_grader: Callable[..., Grader], catalog: Catalog
+    tmp_path: Path, catalog: Catalog, memory: str
 ) -> None:
     (tmp_path / "split_heads.py").write_text(PROBE + SPLIT_HEADS)
-    problem = make_grader(["split_heads"]).grade(tmp_path).problem("split_heads")
+    with Grader(catalog, catalog.select(["split_heads"]), LocalBackend(), 0) as grader:
+        problem = grader.grade(tmp_path).problem("split_heads")
     assert problem.score == problem.max_score
     limits = batch_limits([catalog.problems["split_heads"].spec.limits])
     mb = 1 << 20
     assert printed(problem.stdout, "RLIMIT_CPU") == [limits.cpu_seconds] * 2
     cap, hard = printed(problem.stdout, "RLIMIT_AS")
-    mapped = printed(problem.stdout, "VmSize")[0]  # the child's, the worker's and its imports
     assert cap == hard
-    assert 0 < cap - limits.memory_mb * mb <= mapped  # measured: what the worker mapped, torch in
+    if memory == "address_space":
+        mapped = printed(problem.stdout, "VmSize")[0]  # the child's, the worker's and imports
+        assert 0 < cap - limits.memory_mb * mb <= mapped  # measured: what the worker mapped
+    else:
+        assert GROUPS is not None and GROUPS.hierarchy.version == 1  # this machine's
+        assert cap == resource.RLIM_INFINITY  # bounded by its group, however torch maps
+        line = next(line for line in problem.stdout.splitlines() if line.startswith("groups "))
+        group = GROUPS.hierarchy.folder / Path(line.split()[1]).name
+        assert group.parent == GROUPS.hierarchy.folder and group.name.startswith("attention-")
+        assert not group.exists()  # removed with its worker
     assert printed(problem.stdout, "RLIMIT_FSIZE") == [limits.file_size_mb * mb] * 2
     assert printed(problem.stdout, "RLIMIT_CORE") == [0, 0]
     nproc = printed(problem.stdout, "RLIMIT_NPROC")
@@ -480,14 +506,15 @@ def test_what_a_problem_leaves_in_its_out_folder_is_never_read(
 
 
 HOG = """\
-held = bytearray(700 << 20)  # more than the submission may use: a MemoryError at import
+held = b"x" * (700 << 20)  # more than the submission may use: stopped at import
 """
 
 
-def test_memory_is_a_budget_over_what_the_worker_maps_to_start(tmp_path: Path) -> None:
-    """--memory-mb bounds what the candidate's code maps, not the worker's own start: 512 MB is
-    far below the address space torch maps when imported (a constant cap of 512 MB stopped every
-    worker before any candidate code), yet a submission mapping 700 MB more is refused it."""
+def test_memory_is_a_budget_over_what_the_worker_maps_to_start(tmp_path: Path, memory: str) -> None:
+    """--memory-mb bounds the memory the worker uses, not the address space torch maps: 512 MB is
+    far below what torch maps when imported (a constant cap of 512 MB stopped every worker
+    before any candidate code), yet a submission filling 700 MB is stopped: killed at its
+    memory group's limit, and told so, or refused the address space (a MemoryError)."""
     batch = tmp_path / "batch"
     for name, prefix in (("control", ""), ("hog", HOG)):
         (batch / name).mkdir(parents=True)
@@ -497,8 +524,15 @@ def test_memory_is_a_budget_over_what_the_worker_maps_to_start(tmp_path: Path) -
     control = SubmissionReport.model_validate_json((tmp_path / "out/control.json").read_text())
     hog = SubmissionReport.model_validate_json((tmp_path / "out/hog.json").read_text())
     assert control.problem("split_heads").score == control.problem("split_heads").max_score > 0
-    assert hog.problem("split_heads").status == "import_error"
-    assert "MemoryError" in str(hog.problem("split_heads").model_dump())
+    stopped = hog.problem("split_heads")
+    if memory == "address_space":
+        assert stopped.status == "import_error"
+        assert "MemoryError" in str(stopped.model_dump())
+    else:
+        assert stopped.status == "crashed"
+        assert "killed at the memory limit that --memory-mb sets" in stopped.checks[0].message
+        assert hog.message == "the worker ran out of memory"
+        assert control.run.environment["memory_limit"] == "a memory cgroup (v1)"
 
 
 @pytest.mark.parametrize(

@@ -315,6 +315,14 @@ class ProblemRun:
     invalid: list[str] = field(default_factory=list)
     stdout: str = ""
     stderr: str = ""
+    out_of_memory: bool = False  # SIGKILLed where the host saw its memory limit kill (not told)
+
+    def killed_how(self) -> str:
+        """How its process was killed, by the signal in its exit record."""
+        assert self.exit is not None and self.exit.signal is not None
+        if self.out_of_memory:
+            return "killed at the memory limit that --memory-mb sets"
+        return f"killed by signal {self.exit.signal}"
 
 
 M = TypeVar("M", bound=Strict)

@@ -148,7 +148,7 @@ def unfinished_import(run: ProblemRun, spec: ProblemSpec) -> str:
     elif exit.timed_out:
         how = f"stopped {stopped(exit)}"
     elif exit.signal is not None:
-        how = f"killed by signal {exit.signal}"
+        how = run.killed_how()
     elif exit.exit_code not in (0, None):
         how = f"exited with code {exit.exit_code}"
     else:
@@ -175,7 +175,7 @@ def problem_status(
     if exit is None or exit.signal is not None or exit.exit_code not in (0, None):
         how = "the worker stopped before this problem finished"
         if exit is not None and exit.signal is not None:
-            how = f"the candidate's process was killed by signal {exit.signal}"
+            how = f"the candidate's process was {run.killed_how()}"
         elif exit is not None:
             how = f"the candidate's process exited with code {exit.exit_code}"
         return ProblemStatus.crashed, f"{how}; checks that finished count"

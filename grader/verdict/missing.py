@@ -55,6 +55,8 @@ def missing_text(
         return "the worker ended before this problem ran (see the submission's other errors)"
     if reason is Missing.timed_out:
         return f"the problem was stopped {stopped(exit)} before this check's probe finished"
+    if reason is Missing.killed and run.out_of_memory:
+        return f"the process was {run.killed_how()} during this check"
     if reason is Missing.killed:
         number = exit.signal
         name = f" {signal.Signals(number).name}" if number in signal.valid_signals() else ""

@@ -2,8 +2,9 @@
 
 `python -I -S launch.py run SETTINGS COMMAND...` sets the rlimits, drops to the account, then
 execs COMMAND: nothing of it runs before both hold. SETTINGS is JSON: `rlimits` (a `resource`
-constant's name to its value, soft and hard alike, never above the current hard limit) and
-`uid`/`gid` (the account to become, or null to stay).
+constant's name to its value, soft and hard alike, never above the current hard limit),
+`cgroup` (the `cgroup.procs` file of a group to join first, or null) and `uid`/`gid` (the
+account to become, or null to stay).
 `python -I -S launch.py sweep UID GID` becomes the account and kills every process it may
 signal: all of the account's, also those that left the worker's process group.
 Standard library only: it runs as a script, before the grader's environment exists.
@@ -17,6 +18,7 @@ import os
 import resource
 import signal
 import sys
+from typing import Any
 
 
 def apply_rlimits(rlimits: dict[str, int]) -> None:
@@ -35,8 +37,12 @@ def become(uid: int, gid: int) -> None:
     os.setuid(uid)
 
 
-def run(rlimits: dict[str, int], uid: int | None, gid: int, command: list[str]) -> None:
-    apply_rlimits(rlimits)
+def run(settings: dict[str, Any], command: list[str]) -> None:
+    if settings.get("cgroup"):
+        with open(settings["cgroup"], "w") as procs:
+            procs.write(str(os.getpid()))
+    apply_rlimits(settings["rlimits"])
+    uid, gid = settings["uid"], settings["gid"]
     if uid is not None:
         become(uid, gid)
     os.execv(command[0], command)
@@ -50,8 +56,7 @@ def sweep(uid: int, gid: int) -> None:
 
 def main(argv: list[str]) -> None:
     if argv[0] == "run":
-        settings = json.loads(argv[1])
-        run(settings["rlimits"], settings["uid"], settings["gid"], argv[2:])
+        run(json.loads(argv[1]), argv[2:])
     elif argv[0] == "sweep":
         sweep(int(argv[1]), int(argv[2]))
     else:

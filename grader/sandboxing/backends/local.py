@@ -1,7 +1,8 @@
 """The local backend: the worker as a subprocess with rlimits. NOT a security boundary.
 
-It keeps a runaway submission from taking the machine down (CPU, memory, file size, process
-count, a wall clock that kills the whole process group) and hides the host's environment, and
+It keeps a runaway submission from taking the machine down (CPU, memory: a memory cgroup of
+the worker's own where the grader may make one, file size, process count, a wall clock that
+kills the whole process group) and hides the host's environment, and
 the worker kills every process a problem started before the next one runs; but the candidate's
 code runs as your user and can read whatever you can. Use it for your own
 code, for tests, and where no Docker engine runs; grade untrusted code with `--backend docker`.
@@ -49,6 +50,7 @@ from grader.sandboxing.backends.base import (
     feed,
 )
 from grader.sandboxing.backends.drain import EXTRACT_SECONDS, PipeDrain, extract, stdout_cap
+from grader.sandboxing.backends.memorygroup import MemoryGroup, MemoryGroups
 from grader.sandboxing.capped import read_log
 from grader.sandboxing.paths import WORKER_FILE
 from sandbox.folders import SHARED_ROOTS
@@ -78,10 +80,15 @@ def rlimits(limits: Limits, processes: int) -> dict[str, int]:
 
 
 def launched(
-    command: list[str], limits: dict[str, int], user: pwd.struct_passwd | None
+    command: list[str],
+    limits: dict[str, int],
+    user: pwd.struct_passwd | None,
+    group: MemoryGroup | None = None,
 ) -> list[str]:
-    """`command` started through `launch.py`: these rlimits, then `user`'s ids, then exec."""
+    """`command` started through `launch.py`: in `group`, with these rlimits, then `user`'s
+    ids, then exec."""
     settings = {
+        "cgroup": None if group is None else str(group.procs),
         "rlimits": limits,
         "uid": None if user is None else user.pw_uid,
         "gid": None if user is None else user.pw_gid,
@@ -180,6 +187,7 @@ class Started:
     limits: Limits
     submission_dir: Path
     out_dir: Path
+    group: MemoryGroup | None  # its memory cgroup, where one could be made
 
 
 class LocalBackend:
@@ -196,6 +204,7 @@ class LocalBackend:
     def __init__(self, user: str | None = None, ready: Limits | None = None) -> None:
         self.user = account(user) if user is not None else None
         self.namespace = namespace_prefix(self.user)
+        self.groups = MemoryGroups.here()
         self._one_at_a_time = threading.Lock()
         self._ready: Started | None = None
         if ready is not None:
@@ -210,11 +219,16 @@ class LocalBackend:
         account = "the grader's" if self.user is None else self.user.pw_name
         account += " (rlimits)"
         pids = "its own" if self.namespace else "the machine's"
+        groups = self.groups
+        memory = "address space over torch's start (rlimit)"
+        if groups is not None:
+            memory = f"a memory cgroup (v{groups.hierarchy.version})"
         return {
             "backend": self.name,
             "torch_version": torch.__version__,
             "runs_as": account,
             "pid_namespace": pids,
+            "memory_limit": memory,
         }
 
     def close(self) -> None:
@@ -258,6 +272,9 @@ class LocalBackend:
             "HOME": str(worker_home),
             "TMPDIR": str(worker_home),
         }
+        group = None if self.groups is None else self.groups.make(limits.memory_mb << 20)
+        # in a memory group the worker's memory is capped; else it caps its own address space
+        address_space = [] if group is not None else ["--memory-mb", str(limits.memory_mb)]
         worker = [
             *self.namespace,
             sys.executable,
@@ -268,25 +285,29 @@ class LocalBackend:
             "--out",
             str(out_dir),
             *scratch_options(worker_home, user),
-            "--memory-mb",
-            str(limits.memory_mb),
+            *address_space,
         ]
         processes = process_count(os.getuid() if user is None else user.pw_uid) + limits.pids
         submission_dir.mkdir(parents=True, exist_ok=True)
         out_dir.mkdir(parents=True, exist_ok=True)
         if user is not None:
             hand_over([submission_dir], [out_dir, worker_home], user)
-        with (home / "stderr").open("wb") as err:
-            proc = subprocess.Popen(
-                launched(worker, rlimits(limits, processes), user),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=err,
-                env=env,
-                cwd=submission_dir,
-                start_new_session=True,
-            )
-        return Started(proc, home, limits, submission_dir, out_dir)
+        try:
+            with (home / "stderr").open("wb") as err:
+                proc = subprocess.Popen(
+                    launched(worker, rlimits(limits, processes), user, group),
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=err,
+                    env=env,
+                    cwd=submission_dir,
+                    start_new_session=True,
+                )
+        except BaseException:
+            if group is not None:
+                group.remove()
+            raise
+        return Started(proc, home, limits, submission_dir, out_dir, group)
 
     def _finish(self, started: Started, job: WorkerJob) -> WorkerRun:
         """Give the started worker its job and read its result stream, within the wall clock."""
@@ -313,6 +334,7 @@ class LocalBackend:
                 stderr=read_log(started.home / "stderr", limits.log_bytes),
                 output_error=drain.output_error(),
                 fault=STOPPED if job.stop.is_set() else None,
+                oom_killed=started.group is not None and started.group.oom_kills() > 0,
             )
             if run.fault is None:  # what arrived before a timeout or a cut still counts
                 extract(tar, job, run)
@@ -338,6 +360,9 @@ def end(started: Started) -> None:
 
 
 def discard(started: Started) -> None:
-    """End the worker and remove its folder (its logs, and its own copies if started ahead)."""
+    """End the worker, kill what is left in its memory group and remove the group, and remove
+    its folder (its logs, and its own copies if started ahead)."""
     end(started)
+    if started.group is not None:
+        started.group.remove()
     shutil.rmtree(started.home, ignore_errors=True)
