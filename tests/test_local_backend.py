@@ -3,6 +3,7 @@ limits and account in place before the candidate's code runs."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pwd
@@ -586,6 +587,7 @@ def test_code_that_asks_for_a_gpu_is_told_grading_runs_on_the_cpu(
 
 
 MARKER_ATTACK = """\
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -703,3 +705,19 @@ def test_a_worker_of_its_own_account_clears_only_that_accounts_entries() -> None
                 os._exit(code)
         assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
         assert sorted(p.name for p in shared.iterdir()) == ["roots.txt"]
+
+
+@pytest.mark.skipif(GROUPS is None, reason="this machine lets the grader make no memory cgroup")
+def test_the_memory_group_a_killed_grader_left_is_removed_by_the_next() -> None:
+    assert GROUPS is not None
+    left = GROUPS.hierarchy.folder / "attention-grader-4194305-1"  # above any pid this kernel gives
+    left.mkdir()
+    mine = GROUPS.make(64 << 20)
+    assert mine is not None
+    try:
+        assert MemoryGroups.here() is not None
+        assert not left.exists() and mine.folder.exists()  # a running grader's is kept
+    finally:
+        mine.remove()
+        with contextlib.suppress(FileNotFoundError):
+            left.rmdir()

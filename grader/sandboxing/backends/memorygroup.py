@@ -22,6 +22,7 @@ from pathlib import Path
 PROC_CGROUP = Path("/proc/self/cgroup")
 MOUNTINFO = Path("/proc/self/mountinfo")
 REMOVE_SECONDS = 5.0
+PREFIX = "attention-grader-"  # a group's name: this prefix, the grader's pid and a count
 
 
 @dataclass(frozen=True)
@@ -149,21 +150,31 @@ class MemoryGroups:
 
     @classmethod
     def here(cls) -> MemoryGroups | None:
-        """Groups made where this process may make them, tried once; None where it may not."""
+        """Groups made where this process may make them, tried once; None where it may not.
+        Groups a grader that was killed left behind are removed first."""
         hierarchy = own_hierarchy()
         if hierarchy is None:
             return None
         groups = cls(hierarchy)
+        groups.remove_abandoned()
         trial = groups.make(64 << 20)
         if trial is None:
             return None
         trial.remove()
         return groups
 
+    def remove_abandoned(self) -> None:
+        """Remove the groups of graders no longer running (killed before they removed them)."""
+        with contextlib.suppress(OSError):
+            for folder in self.hierarchy.folder.glob(f"{PREFIX}*-*"):
+                owner = folder.name.removeprefix(PREFIX).partition("-")[0]
+                if owner.isdigit() and not Path(f"/proc/{owner}").exists():
+                    MemoryGroup(folder, self.hierarchy.version).remove()
+
     def make(self, limit: int) -> MemoryGroup | None:
         """A new group holding at most `limit` bytes of memory, or None if it cannot be made."""
         self.count += 1
-        folder = self.hierarchy.folder / f"attention-grader-{os.getpid()}-{self.count}"
+        folder = self.hierarchy.folder / f"{PREFIX}{os.getpid()}-{self.count}"
         try:
             folder.mkdir()
         except OSError:
