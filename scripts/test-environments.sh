@@ -15,6 +15,9 @@
 #   2.14-target      the wheel and typing_extensions by `pip install --target T`, PYTHONPATH=T
 #   2.11-target      the same on torch 2.11.0 (CUDA)
 #   2.2-venv         torch 2.2.2, the oldest the package declares (with numpy<2, as it needs)
+# and, named only, not run by default:
+#   host-system      as 2.13-system over whatever torch this interpreter has: on a GPU host,
+#                    its CUDA build, 16 cores and a visible GPU (the candidate's code sees none)
 #
 # The torch virtualenvs (several GB each, some ten minutes to make here) are cached under
 # $GRADER_MATRIX_CACHE (default ~/.cache/attention-grader/matrix) and reused; a cell's own
@@ -26,9 +29,9 @@ ROOT=$PWD
 PY=${PYTHON:-python3}
 CACHE=${GRADER_MATRIX_CACHE:-$HOME/.cache/attention-grader/matrix}
 ALL=(2.13-venv 2.13-system 2.13-user 2.14-venv 2.14-target 2.11-target 2.2-venv)
-declare -A TORCH=([2.13]=2.13.0 [2.14]=2.14.1 [2.11]=2.11.0 [2.2]=2.2.2)
+declare -A TORCH=([2.13]=2.13.0 [2.14]=2.14.1 [2.11]=2.11.0 [2.2]=2.2.2 [host]=)
 
-if [[ "${1:-}" == "--list" ]]; then printf '%s\n' "${ALL[@]}"; exit 0; fi
+if [[ "${1:-}" == "--list" ]]; then printf '%s\n' "${ALL[@]}" host-system; exit 0; fi
 cells=("$@")
 ((${#cells[@]})) || cells=("${ALL[@]}")
 
@@ -82,7 +85,7 @@ run_cell() {
 }
 
 cell() {
-    local name=$1 version=${TORCH[${1%%-*}]} layout=${1#*-} python
+    local name=$1 version=${TORCH[${1%%-*}]-} layout=${1#*-} python
     case $layout in
         venv)
             python=$(torch_venv "$version") || return 1
