@@ -3,6 +3,7 @@ as the files they stand for, with their magics and shell lines left out and said
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import zipfile
@@ -206,6 +207,25 @@ def whole_set(folder: Path, name: str, causal: str) -> None:
     (folder / name).write_text(notebook(*cells))
 
 
+PNG = base64.b64encode(bytes(3 << 20)).decode()  # a figure: 3 MiB, over what a file may hold
+PLOT = {"output_type": "display_data", "data": {"image/png": PNG}, "metadata": {}}
+
+
+def run_top_to_bottom(path: Path) -> None:
+    """The notebook as saved after running it: each code cell with its outputs (a plot among
+    them), a pasted image attached to a text cell."""
+    saved = json.loads(path.read_text())
+    for number, cell in enumerate(saved["cells"]):
+        if cell["cell_type"] == "code":
+            cell["execution_count"] = number
+            text = {"output_type": "stream", "name": "stdout", "text": ["torch.Size([2, 8, 48])"]}
+            cell["outputs"] = [text, PLOT] if "plt.show" in "".join(cell["source"]) else [text]
+        else:
+            cell["attachments"] = {"figure.png": {"image/png": PNG[:100]}}
+    path.write_text(json.dumps(saved))
+    assert path.stat().st_size > 3 << 20
+
+
 def grade(folder: Path, out: Path) -> dict[str, SubmissionReport]:
     args = ["grade", str(folder), "--out", str(out), "--backend", "local"]
     result = CliRunner().invoke(cli, args, catch_exceptions=False)
@@ -221,10 +241,12 @@ def test_notebooks_as_students_write_them(tmp_path: Path) -> None:
     marks and the report says what was left out; the same notebook whose graded class calls
     F.scaled_dot_product_attention scores 0 there (forbidden API), its other problems full
     marks; a notebook defining MultiHeadAttention for problem 5 and again for problem 7 has each
-    graded, and is told; a notebook of nbformat 3 is read."""
+    graded, and is told; a notebook of nbformat 3 is read. Notebooks are handed in as saved
+    after a run, their plots making them megabytes: their outputs are never read."""
     causal = own_cell("causal_self_attention.py")
     subs = tmp_path / "class"
     whole_set(subs / "honest", "mha-implementations.ipynb", causal)
+    run_top_to_bottom(subs / "honest" / "mha-implementations.ipynb")
     sdpa = causal.replace(
         "scores = torch.einsum",
         "out = merge_heads(nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True))\n"
@@ -253,7 +275,7 @@ def test_notebooks_as_students_write_them(tmp_path: Path) -> None:
                         "input": own_cell("split_heads.py"),
                         "language": "python",
                         "metadata": {},
-                        "outputs": [],
+                        "outputs": [{"output_type": "pyout", "png": PNG}],
                     },
                     {
                         "cell_type": "code",

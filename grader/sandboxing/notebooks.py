@@ -7,6 +7,7 @@ A notebook is the candidate's JSON: read with strict size limits by staging, nev
 
 from __future__ import annotations
 
+import json
 import keyword
 import re
 import sys
@@ -19,6 +20,7 @@ import nbformat
 
 from grader.sandboxing.bindings import bound
 from grader.sandboxing.definitions import parse
+from grader.sandboxing.parsetime import key
 
 NOTEBOOK = ".ipynb"
 IPYTHON = ("%", "!")  # a line magic, a shell escape: not Python
@@ -34,6 +36,35 @@ FOUND_FIRST = sys.stdlib_module_names | {"torch", "numpy", "safetensors"}
 module never takes their name."""
 LINE_END = re.compile(r"\r\n|\r|\n")
 MAX_WHY = 160  # characters of nbformat's validation message kept
+MAX_NOTEBOOK_BYTES = 16 << 20
+"""A notebook's file, its outputs (plots, tables) included: a course notebook run top to bottom
+holds megabytes of images."""
+MAX_CELLS_BYTES = 2 << 20
+"""A submission's notebooks' JSON once their outputs are left out, together: what nbformat
+reads and validates (pure Python, about 2 s a MiB of cells on a loaded 2-core machine; a
+student's notebook holds some 100 KB)."""
+
+
+def without_outputs(data: bytes) -> bytes | None:
+    """The notebook's JSON with its cells' outputs and attachments left out (nothing here reads
+    them, and they are most of a run notebook's bytes), in any format version; None if it is no
+    JSON object."""
+    try:
+        notebook = json.loads(data)
+    except (ValueError, RecursionError):  # not JSON (or not UTF-8), or nested past the stack
+        return None
+    if not isinstance(notebook, dict):
+        return None
+    sheets = notebook.get("worksheets")  # format 3 keeps its cells in worksheets
+    holders = [notebook, *(sheets if isinstance(sheets, list) else [])]
+    for holder in holders:
+        cells = holder.get("cells") if isinstance(holder, dict) else None
+        for cell in cells if isinstance(cells, list) else []:
+            if isinstance(cell, dict):
+                cell.pop("attachments", None)
+                if "outputs" in cell:
+                    cell["outputs"] = []
+    return json.dumps(notebook).encode()
 
 
 @dataclass(frozen=True)
@@ -138,9 +169,24 @@ def notebook_module(data: bytes) -> Converted | None:
     return Converted(source, left_out, invalid, tuple(starts))
 
 
+_bound: dict[str, tuple[set[str], list[str]] | None] = {}  # a module's digest -> `bound` of it
+MAX_BOUND = 1024
+
+
+def bound_names(source: bytes) -> tuple[set[str], list[str]] | None:
+    """`bound` of the module's tree, parsed once for every problem that asks (None: it does not
+    parse, or a star import may bind any name)."""
+    digest = key(source)
+    if digest not in _bound:
+        tree = parse(source)
+        if len(_bound) >= MAX_BOUND:
+            _bound.clear()
+        _bound[digest] = bound(tree) if tree is not None else None
+    return _bound[digest]
+
+
 def defines(source: bytes, names: Sequence[str]) -> bool:
     """Whether the module binds every one of `names` at its top level (a class, a function, an
     assignment or an import)."""
-    tree = parse(source)
-    seen = bound(tree) if tree is not None else None
+    seen = bound_names(source)
     return seen is not None and all(name in seen[0] for name in names)

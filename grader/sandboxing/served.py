@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from grader.sandboxing.bindings import bound
 from grader.sandboxing.claims import Claims, Wanted, claim
 from grader.sandboxing.definitions import parse, prune
-from grader.sandboxing.notebooks import NOTEBOOK
+from grader.sandboxing.notebooks import NOTEBOOK, bound_names
 
 if TYPE_CHECKING:
     from grader.sandboxing.staging import Read
@@ -171,8 +171,8 @@ def serve(
     roots = {m: set(entries[m].names) if m in entries else set() for m in notebooks}
     later: list[str] = []  # notes after the modules'
     for module, read in notebooks.items():
-        tree = parse(files[module])
-        names = bound(tree) if tree is not None and module not in entries else None
+        names = bound_names(files[module]) if module not in entries else None
+        tree = parse(files[module]) if names is not None else None
         if tree is None or names is None:
             continue
         takers = {

@@ -15,18 +15,27 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.sandboxing.bindings import bound
 from grader.sandboxing.capped import read_file_capped
 from grader.sandboxing.claims import Wanted
-from grader.sandboxing.definitions import parse
-from grader.sandboxing.notebooks import NOTEBOOK, Converted, defines, module_for, notebook_module
-from grader.sandboxing.parsetime import screen
+from grader.sandboxing.notebooks import (
+    MAX_CELLS_BYTES,
+    MAX_NOTEBOOK_BYTES,
+    NOTEBOOK,
+    Converted,
+    bound_names,
+    defines,
+    module_for,
+    notebook_module,
+    without_outputs,
+)
+from grader.sandboxing.parsetime import SUBMISSION_SECONDS, screen
 from grader.sandboxing.served import serve
 
 MAX_FILE_BYTES = 1 << 20
 MAX_FILES = 200
 MAX_TOTAL_BYTES = 4 << 20
 """The most the staged files of a submission hold together (the sandbox sizes its /tmp from it)."""
+MAX_NOTEBOOKS_BYTES = 64 << 20  # the notebooks' files together, their outputs included
 MAX_DEPTH = 16  # folders below the submission's own
 MAX_NAME_BYTES = 100  # a file's or folder's name, UTF-8
 MAX_PATH_BYTES = 200  # a file's path in the submission, UTF-8
@@ -73,6 +82,8 @@ class Selection:
     notebooks: dict[str, Read] = field(default_factory=dict)  # the modules made of them
     total: int = 0
     entries: int = 0
+    notebook_bytes: int = 0  # the notebooks' files read
+    cells_bytes: int = 0  # their JSON without outputs: what nbformat read
 
     def skipped(self) -> list[str]:
         """One note per thing left out, the first `MAX_NOTES` of them; then how many more, and
@@ -124,8 +135,11 @@ def listing(folder: Path, chosen: Selection) -> list[os.DirEntry[str]]:
     return sorted(entries, key=lambda e: e.name)
 
 
-def file_limit(entry: os.DirEntry[str], relative: str, chosen: Selection) -> str | None:
-    """Which limit leaves a Python file out, checked before it is read; None to read it."""
+def file_limit(
+    entry: os.DirEntry[str], relative: str, chosen: Selection, notebook: bool = False
+) -> str | None:
+    """Which limit leaves a Python file (or a notebook) out, checked before it is read; None to
+    read it."""
     why = name_limit(entry.name, relative)
     if why is not None:
         return why
@@ -134,19 +148,32 @@ def file_limit(entry: os.DirEntry[str], relative: str, chosen: Selection) -> str
     if len(chosen.files) == MAX_FILES:
         return f"over the limit of {MAX_FILES} Python files"
     size = entry.stat(follow_symlinks=False).st_size
-    if size > MAX_FILE_BYTES:
-        return f"{size} bytes, over the 1 MiB limit per file"
-    if chosen.total + size > MAX_TOTAL_BYTES:
-        return f"over the {MAX_TOTAL_BYTES >> 20} MiB limit for all files together"
+    most, kind = (MAX_NOTEBOOK_BYTES, "notebook") if notebook else (MAX_FILE_BYTES, "file")
+    if size > most:
+        return f"{size} bytes, over the {most >> 20} MiB limit per {kind}"
+    total, most, kind = (chosen.total, MAX_TOTAL_BYTES, "files")
+    if notebook:
+        total, most, kind = (chosen.notebook_bytes, MAX_NOTEBOOKS_BYTES, "notebooks")
+    if total + size > most:
+        return f"over the {most >> 20} MiB limit for all {kind} together"
     return None
 
 
 def take_notebook(entry: os.DirEntry[str], module: str, chosen: Selection) -> None:
-    """A notebook in the submission's top folder, as the module `module` of its code cells; a
-    limit or bytes that are no notebook are noted."""
-    why = file_limit(entry, entry.name, chosen)
-    data, more = (b"", True) if why else read_file_capped(Path(entry.path), MAX_FILE_BYTES)
-    converted = None if why or more else notebook_module(data)
+    """A notebook in the submission's top folder, as the module `module` of its code cells
+    (read without their outputs); a limit or bytes that are no notebook are noted."""
+    why = file_limit(entry, entry.name, chosen, notebook=True)
+    data, more = (b"", True) if why else read_file_capped(Path(entry.path), MAX_NOTEBOOK_BYTES)
+    chosen.notebook_bytes += len(data)
+    cells = None if why or more else without_outputs(data)
+    converted = None
+    if cells is not None and len(cells) > MAX_CELLS_BYTES:
+        why = f"its cells, outputs left out, are over {MAX_CELLS_BYTES >> 20} MiB"
+    elif cells is not None and chosen.cells_bytes + len(cells) > MAX_CELLS_BYTES:
+        why = f"its cells and those of the notebooks before it are over {MAX_CELLS_BYTES >> 20} MiB"
+    elif cells is not None:
+        chosen.cells_bytes += len(cells)
+        converted = notebook_module(cells)
     if converted is None or chosen.total + len(converted.source) > MAX_TOTAL_BYTES:
         chosen.others.append(display(entry.name))
         if not why and more:
@@ -230,8 +257,17 @@ def select(source: Path) -> Selection:
             except OSError as exc:
                 chosen.left_out[display(relative)] = f"unreadable ({exc.strerror})"
         stack.extend(reversed(folders))
-    screen(chosen.files)
+    leave_over_budget(chosen, screen(chosen.files, total=SUBMISSION_SECONDS).over)
     return chosen
+
+
+def leave_over_budget(chosen: Selection, over: list[str]) -> None:
+    """Leave out the files after those that took the parser the submission's budget."""
+    why = f"Python's parser took over {SUBMISSION_SECONDS:g} s on the files before it together"
+    for relative in over:
+        chosen.total -= len(chosen.files.pop(relative))
+        read = chosen.notebooks.pop(relative, None)
+        chosen.left_out[read.name if read is not None else display(relative)] = why
 
 
 def _digest_entry(relative: str, data: bytes) -> bytes:
@@ -253,8 +289,7 @@ def content_hash(source: Path) -> str:
 
 def defined_in(source: bytes) -> list[str]:
     """The classes and functions a module defines at its top, in order."""
-    tree = parse(source)
-    seen = bound(tree) if tree is not None else None
+    seen = bound_names(source)
     return seen[1] if seen is not None else []
 
 
