@@ -54,12 +54,12 @@ class PythonLoop(Check[LoopParams]):
     """A function loops over the heads in Python (`loop = true`) or does not (`loop = false`).
     With a `config`, decided by what one call runs with each of `heads` heads, counted at
     torch's dispatcher: with a loop, its products and its softmaxes over tokens by tokens each
-    grow with the head count and none of its softmaxes is larger than one head's weights;
-    without, the operators it runs are the same however many heads (from two on: one head may
-    skip the split). A call that hands its tensors' values out of torch (NumPy, a list, a
-    number) fails either way: what it computes there is never counted. The live loops that
-    compute, read from its source (in the function and the candidate's functions it calls),
-    explain the verdict, and decide it without a `config`."""
+    grow with the head count and none of its softmaxes is larger than the reference's (one
+    head's weights); without, the operators it runs are the same however many heads (from two
+    on: one head may skip the split). A call that hands its tensors' values out of torch
+    (NumPy, a list, a number) fails either way: what it computes there is never counted. The
+    live loops that compute, read from its source (in the function and the candidate's
+    functions it calls), explain the verdict, and decide it without a `config`."""
 
     def __init__(self, spec: CheckSpec, problem: ProblemSpec) -> None:
         super().__init__(spec, problem)
