@@ -130,7 +130,16 @@ class PythonLoop(Check[LoopParams]):
         reference = [ctx.reference(p).data.calls[0].ops for p in self.probes]
         if any(r is None for r in reference):
             return Verdict(CheckStatus.error, "the reference's operations were not counted")
-        largest = [(c.largest, r.largest) for c, r in zip(counted, reference, strict=True) if r]
+        work = [[c.products for c in counted], [c.softmaxes for c in counted]]
+        if not all(growing(w) for w in work):
+            shown = own(f" ({work[0]} products, {work[1]} softmaxes for {heads} heads)", "")
+            return Verdict(
+                CheckStatus.failed,
+                f"{name} does not do more attention work with more heads{shown}: compute "
+                "each head's products and softmax in its own iteration of a Python loop",
+            )
+        pairs = zip(counted, reference, strict=True)
+        largest = [(c.largest, r.largest) for c, r in pairs if r is not None]
         over = [(got, one) for got, one in largest if got > one]
         if over:
             got, one = over[0]
@@ -139,14 +148,6 @@ class PythonLoop(Check[LoopParams]):
                 CheckStatus.failed,
                 f"{name} computes the weights of more than one head in one softmax{shown}: "
                 "compute each head's softmax in its own iteration of a Python loop",
-            )
-        work = [[c.products for c in counted], [c.softmaxes for c in counted]]
-        if not all(growing(w) for w in work):
-            shown = own(f" ({work[0]} products, {work[1]} softmaxes for {heads} heads)", "")
-            return Verdict(
-                CheckStatus.failed,
-                f"{name} does not do more attention work with more heads{shown}: compute "
-                "each head's products and softmax in its own iteration of a Python loop",
             )
         return passed()
 
