@@ -18,7 +18,7 @@ from typing import Any, Literal, NoReturn
 
 import torch
 
-from sandbox.counter import OpCounter
+from sandbox.counter import Counting
 from sandbox.policy import (
     CODE_MAKERS,
     FRAME_ATTRIBUTES,
@@ -163,19 +163,23 @@ class Auditor:
         return f"{what} (reaches frames, code or the grader's objects)"
 
     @contextlib.contextmanager
-    def watching(self, counter: Any) -> Iterator[None]:
+    def watching(self, counter: Counting | None) -> Iterator[None]:
         """While the operation counter counts a call: count as `unseen` each call of the
         candidate's Python code that runs outside the counter's sight (called back from inside
-        a torch function, `Tensor.apply_`, while torch has the counter off its mode stack)."""
+        an operator's kernel, while torch has the counter off its dispatch mode stack) or the
+        sight of the watch for values leaving torch (called back from inside a torch function,
+        `Tensor.apply_`, while torch has the watch off its function mode stack)."""
         roots = (os.path.join(self.root, ""), os.path.join(os.path.realpath(self.root), ""))
-        if not isinstance(counter, OpCounter) or not self.root:
+        if counter is None or not self.root:
             yield
             return
         counted = counter.counted
+        watched = torch._C._len_torch_function_stack
+        counting = torch._C._len_torch_dispatch_stack
 
         def watch(frame: Any, event: str, arg: Any) -> None:
             own = event == "call" and frame.f_code.co_filename.startswith(roots)
-            if own and not torch._C._len_torch_function_stack():
+            if own and not (watched() and counting()):
                 counted["unseen"] += 1
 
         self.auditing = True  # the hook refuses profile hooks to everyone else

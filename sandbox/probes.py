@@ -15,7 +15,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from sandbox.counter import OpCounter
+from sandbox.counter import Counting
 from sandbox.guard import GUARD
 from sandbox.policy import StubModule
 from sandbox.protocol import (
@@ -248,7 +248,7 @@ def run_call(
     mode: Mode,
     counted: bool,
 ) -> CallResult:
-    """Call the target once (counting the torch functions it runs if `counted`), optionally
+    """Call the target once (counting the operators it runs if `counted`), optionally
     backpropagate, and describe what came back with the calls the guard traced."""
     args = [build_arg(a, inputs) for a in call["args"]]
     kwargs = {k: build_arg(v, inputs) for k, v in call["kwargs"].items()}
@@ -256,9 +256,9 @@ def run_call(
     if seed is not None:
         seed_cpu(int(seed))
     GUARD.trace.clear()
-    counter = OpCounter() if counted else contextlib.nullcontext()
+    counter = Counting() if counted else None
     start = time.perf_counter()
-    with counter, GUARD.watching(counter):
+    with counter or contextlib.nullcontext(), GUARD.watching(counter):
         returned = target(*args, **kwargs)
     seconds = time.perf_counter() - start
     unpacked = isinstance(returned, tuple | list)
@@ -298,7 +298,7 @@ def run_call(
         "length": len(outputs),
         "grads": grads,
         "trace": list(GUARD.trace) if mode == "sandbox" else [],
-        "ops": counter.counted if isinstance(counter, OpCounter) else None,
+        "ops": counter.counted if counter is not None else None,
         "seconds": seconds,
     }
 

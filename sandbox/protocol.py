@@ -172,14 +172,15 @@ class TraceEntry(TracedCall, total=False):
 
 
 class OpCount(TypedDict):
-    """The torch functions one call ran: all of them, the products among them and the softmaxes
-    (`PRODUCTS`, `SOFTMAXES`)."""
+    """The operators one call ran: all of them, the products among them and the softmaxes
+    (`PRODUCTS`, `SOFTMAXES`); and the calls that handed its values out of torch (`LEAVING`)."""
 
     all: int
     products: int
     softmaxes: int
     largest: int  # the elements of the largest of those softmaxes (heads at once, or one)
     unseen: int  # calls of the candidate's code outside the counter's sight
+    left: int  # calls that handed a tensor's values to Python or NumPy
 
 
 class CallResult(TypedDict):

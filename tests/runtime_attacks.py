@@ -102,6 +102,12 @@ RED_TEAM = {
     # a ninth: no attention at all, zeros of the right shape: causal, blind to masked keys and
     # the same on both paths, since nothing depends on anything
     "red9_a03_null_module": ("causal_self_attention", "vacuous"),
+    # a tenth, against counting at torch's function layer: each head in NumPy inside an autograd
+    # Function, each a torch call that C code makes inside Tensor.apply_, and every head at once
+    # in each iteration beside one larger softmax (tests/test_loop_work.py)
+    "red10_a01_numpy_function_p5": ("multi_head_attention", "loop"),
+    "red10_a02_apply_map_p5": ("multi_head_attention", "loop"),
+    "red10_a03_decoy_softmax_p11": ("mha_by_loop", "loop"),
 }
 MARKERS = {"forbidden": "computed", "leak": "first values"}
 VACUOUS = {"causality": 6, "masked_keys_ignored": 2, "paths_agree": 1}  # checks in the course

@@ -144,15 +144,16 @@ class TraceEntry(Strict):
 
 
 class OpCount(Strict):
-    """The torch functions one call ran: all of them, the products and the softmaxes (with the
-    size of the largest); and how often the candidate's code ran where the counter could not
-    see it."""
+    """The operators one call ran (counted at torch's dispatcher): all of them, the products and
+    the softmaxes (with the size of the largest); how often the candidate's code ran where the
+    counter could not see it, and how often a tensor's values left torch."""
 
     all: int = Field(ge=0)
     products: int = Field(ge=0)
     softmaxes: int = Field(ge=0)
     largest: int = Field(ge=0, description="Elements of the largest of those softmaxes.")
     unseen: int = Field(ge=0)
+    left: int = Field(ge=0, description="Calls that handed a tensor's values out of torch.")
 
 
 class CallResult(Strict):

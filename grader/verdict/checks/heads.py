@@ -1,6 +1,6 @@
 """Whether a function loops over the heads in Python, judged by what it runs: the same call
-with 1, 2 and 4 heads, the torch functions it runs counted in the sandbox. The loops read
-from its source explain a verdict; they do not decide it."""
+with 1, 2 and 4 heads, the operators it runs counted at torch's dispatcher in the sandbox. The
+loops read from its source explain a verdict; they do not decide it."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pydantic import Field
 
 from grader.reports.models import CheckStatus
 from grader.sandboxing.owntext import own
+from grader.sandboxing.results import OpCount
 from grader.specs.problem import CheckId, CheckSpec, Config, ModuleArg, ProblemSpec
 from grader.verdict.checks.base import Check, Context, NoParams, Verdict, register
 from grader.verdict.checks.loops import computing_loops, find_function
@@ -51,12 +52,14 @@ def growing(counts: list[int]) -> bool:
 @register(CheckId.python_loop)
 class PythonLoop(Check[LoopParams]):
     """A function loops over the heads in Python (`loop = true`) or does not (`loop = false`).
-    With a `config`, decided by what one call runs with each of `heads` heads: with a loop, its
-    products and its softmaxes over tokens by tokens each grow with the head count; without,
-    the torch functions it runs are the same however many heads (from two on: one head may skip
-    the split). The live loops that compute,
-    read from its source (in the function and the candidate's functions it calls), explain the
-    verdict, and decide it without a `config`."""
+    With a `config`, decided by what one call runs with each of `heads` heads, counted at
+    torch's dispatcher: with a loop, its products and its softmaxes over tokens by tokens each
+    grow with the head count and none of its softmaxes is larger than the reference's (one
+    head's weights); without, the operators it runs are the same however many heads (from two
+    on: one head may skip the split). A call that hands its tensors' values out of torch
+    (NumPy, a list, a number) fails either way: what it computes there is never counted. The
+    live loops that compute, read from its source (in the function and the candidate's
+    functions it calls), explain the verdict, and decide it without a `config`."""
 
     def __init__(self, spec: CheckSpec, problem: ProblemSpec) -> None:
         super().__init__(spec, problem)
@@ -83,11 +86,19 @@ class PythonLoop(Check[LoopParams]):
         counted = [c for c in ops if c is not None]
         if len(counted) < len(ops):
             return Verdict(CheckStatus.failed, "the torch functions it runs were not counted")
+        if any(c.left for c in counted):
+            return Verdict(
+                CheckStatus.failed,
+                f"{name} handed its tensors' values out of torch (.numpy(), .tolist(), .item(), "
+                "Tensor.apply_), where the work done on them is not counted: compute with "
+                "torch's operations",
+            )
         if any(c.unseen for c in counted):
             return Verdict(
                 CheckStatus.failed,
                 f"{name}'s torch operations were not all counted: its code ran called back from "
-                "inside a torch function (such as Tensor.apply_), where they are not seen",
+                "inside a torch function or operator (such as Tensor.apply_), where they are "
+                "not seen",
             )
         heads = ", ".join(map(str, self.params.heads))
         if any(c.products < 2 or c.softmaxes < 1 for c in counted):
@@ -97,23 +108,7 @@ class PythonLoop(Check[LoopParams]):
                 "and a softmax over tokens by tokens, at least",
             )
         if self.params.loop:
-            work = [[c.products for c in counted], [c.softmaxes for c in counted]]
-            largest = [c.largest for c in counted]
-            if all(growing(w) for w in work) and growing(largest):
-                return Verdict(
-                    CheckStatus.failed,
-                    f"{name} computes the weights of all heads at once (its largest softmax "
-                    f"grows with the head count): compute each head's softmax in its own "
-                    "iteration of a Python loop",
-                )
-            if not all(growing(w) for w in work):
-                shown = own(f" ({work[0]} products, {work[1]} softmaxes for {heads} heads)", "")
-                return Verdict(
-                    CheckStatus.failed,
-                    f"{name} does not do more attention work with more heads{shown}: compute "
-                    "each head's products and softmax in its own iteration of a Python loop",
-                )
-            return passed()
+            return self.by_heads(ctx, counted, heads)
         totals = [c.all for c in counted]
         # one head may take a shorter path (no split, no merge): a loop shows from two on
         several = [t for t, h in zip(totals, self.params.heads, strict=True) if h > 1]
@@ -124,6 +119,35 @@ class PythonLoop(Check[LoopParams]):
                 f"{name} runs other torch operations with other head counts ({shown}): it "
                 f"loops over the heads in Python{where}; compute all heads with one batched "
                 "matmul",
+            )
+        return passed()
+
+    def by_heads(self, ctx: Context, counted: list[OpCount], heads: str) -> Verdict:
+        """A loop over the heads: its products and softmaxes grow with the head count, and no
+        softmax holds more than the reference's largest (one head's weights) at any count. A
+        softmax of all heads at once is larger whatever else runs beside it."""
+        name = self.params.function
+        reference = [ctx.reference(p).data.calls[0].ops for p in self.probes]
+        if any(r is None for r in reference):
+            return Verdict(CheckStatus.error, "the reference's operations were not counted")
+        work = [[c.products for c in counted], [c.softmaxes for c in counted]]
+        if not all(growing(w) for w in work):
+            shown = own(f" ({work[0]} products, {work[1]} softmaxes for {heads} heads)", "")
+            return Verdict(
+                CheckStatus.failed,
+                f"{name} does not do more attention work with more heads{shown}: compute "
+                "each head's products and softmax in its own iteration of a Python loop",
+            )
+        pairs = zip(counted, reference, strict=True)
+        largest = [(c.largest, r.largest) for c, r in pairs if r is not None]
+        over = [(got, one) for got, one in largest if got > one]
+        if over:
+            got, one = over[0]
+            shown = own(f" ({got} values, one head's are {one})", "")
+            return Verdict(
+                CheckStatus.failed,
+                f"{name} computes the weights of more than one head in one softmax{shown}: "
+                "compute each head's softmax in its own iteration of a Python loop",
             )
         return passed()
 
