@@ -18,6 +18,7 @@ from grader.errors import GraderError
 from grader.names import submission_name
 from grader.outputs import read_reports
 from grader.reports.models import SubmissionReport
+from grader.secret import ENV_SECRET
 from grader.strict import Strict
 
 
@@ -101,12 +102,21 @@ def check_complete(records: Mapping[Path, ShardRecord], graded: Mapping[Path, se
 
 
 def sliced(
-    submissions: Sequence[Path], shard: Shard, seed: int | None, out_dir: Path
+    submissions: Sequence[Path],
+    shard: Shard,
+    seed: int | None,
+    secret: bytes | None,
+    out_dir: Path,
 ) -> list[Path]:
     """The submissions of `shard`'s slice, its record written in `out_dir` (an empty slice is
-    a shard too); refused without a seed, which every shard must share."""
+    a shard too); refused without a seed and a given secret, which every shard must share (a
+    secret made in each shard's folder would draw other inputs in each)."""
     if seed is None:
         raise GraderError("--shard needs --seed: every shard must grade with one seed")
+    if secret is None:
+        raise GraderError(
+            f"--shard needs a secret every shard shares: give it with --secret-file or {ENV_SECRET}"
+        )
     chosen = [s for s in submissions if shard.holds(submission_name(s))]
     record = ShardRecord(
         index=shard.index,
