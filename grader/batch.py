@@ -30,7 +30,7 @@ from grader.sandboxing.backends.base import (
     batch_limits,
 )
 from grader.sandboxing.backends.select import make_backend
-from grader.secret import batch_secret, kept_secret
+from grader.secret import batch_secret, keep_secret
 from grader.shards import Shard, sliced
 
 if TYPE_CHECKING:
@@ -160,28 +160,27 @@ def grade_batch(
     if todo:
         ready = batch_limits([p.spec.limits for p in selected], settings.limits)
         workers = min(settings.jobs, len(todo))
-        secret = None
-        if not catalog.is_kit:
-            secret, made = batch_secret(out_dir, settings.secret)
-            if made:
-                listener.note(f"Made the secret of this batch's inputs: {kept_secret(out_dir)}")
+        secret, new = (None, False) if catalog.is_kit else batch_secret(out_dir, settings.secret)
         backend = make_backend(settings.backend, settings.image, settings.isolation, ready, workers)
         written: dict[int, SubmissionReport] = {}  # by the graded report's id: the saved one
         try:
             grader = bound_grader(
                 catalog, checked, problems, backend, seed, settings.limits, secret
             )
-            on = f"on {backend.name}, seed {grader.seed}"
-            listener.note(f"Grading {len(todo)} submission(s) {on}")
-            with grader, listener.progress(len(todo)) as advance:
+            with grader:
+                if secret is not None and new:  # kept once the batch can be graded
+                    where = keep_secret(out_dir, secret)
+                    listener.note(f"Made the secret of this batch's inputs: {where}")
+                on = f"on {backend.name}, seed {grader.seed}"
+                listener.note(f"Grading {len(todo)} submission(s) {on}")
+                with listener.progress(len(todo)) as advance:
 
-                def done(report: SubmissionReport) -> None:
-                    written[id(report)] = stored = save_report(report, out_dir)
-                    advance(f"{stored.submission} {fraction(stored.total, stored.max_total)}")
+                    def done(report: SubmissionReport) -> None:
+                        written[id(report)] = stored = save_report(report, out_dir)
+                        advance(f"{stored.submission} {fraction(stored.total, stored.max_total)}")
 
-                fresh = [
-                    written[id(r)] for r in grader.grade_many(todo, settings.jobs, done, students)
-                ]
+                    graded = grader.grade_many(todo, settings.jobs, done, students)
+                    fresh = [written[id(r)] for r in graded]
         except (KeyboardInterrupt, SystemExit) as stop:
             code = 130 if isinstance(stop, KeyboardInterrupt) else stop.code
             kept = len(saved) + len(written)

@@ -55,23 +55,28 @@ def kept_secret(out_dir: Path) -> Path:
 
 
 def batch_secret(out_dir: Path, given: bytes | None) -> tuple[bytes, bool]:
-    """The secret of the batch graded into `out_dir`, and whether it was made now: `given`,
-    else the one kept in `out_dir`, else a new one, kept there (mode 0600)."""
+    """The secret of the batch graded into `out_dir`, and whether it is new: `given`, else the
+    one kept in `out_dir`, else a new one, for `keep_secret` to keep there once the batch is
+    ready to grade (nothing is written before)."""
     if given is not None:
         return given, False
     path = kept_secret(out_dir)
     try:
         return checked(path.read_bytes().strip(), str(path)), False
     except FileNotFoundError:
-        pass
+        return secrets.token_hex(32).encode(), True
     except OSError as exc:
         raise GraderError(f"cannot read the batch's secret {path}: {exc.strerror or exc}") from exc
-    made = secrets.token_hex(32).encode()
-    out_dir.mkdir(parents=True, exist_ok=True)
+
+
+def keep_secret(out_dir: Path, secret: bytes) -> Path:
+    """Keep a new batch secret in `out_dir`, readable by its owner alone (mode 0600)."""
+    path = kept_secret(out_dir)
     try:
+        out_dir.mkdir(parents=True, exist_ok=True)
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     except OSError as exc:
         raise GraderError(f"cannot keep the batch's secret in {path}: {exc}") from exc
     with os.fdopen(descriptor, "wb") as handle:
-        handle.write(made + b"\n")
-    return made, True
+        handle.write(secret + b"\n")
+    return path

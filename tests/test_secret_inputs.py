@@ -25,6 +25,7 @@ from grader.courses.catalog import Catalog
 from grader.grade import Grader
 from grader.names import report_file
 from grader.reports.models import CheckStatus, SubmissionReport, read_report
+from grader.sandboxing.backends.base import WorkerJob, WorkerRun
 from grader.sandboxing.backends.local import LocalBackend
 from grader.secret import ENV_SECRET, SECRET_FILE
 from grader.specs.paths import builtin_references
@@ -190,6 +191,35 @@ def test_seed_and_secret_reproduce_the_run_and_another_secret_changes_its_inputs
     drawn = [k for k in same if k.startswith(f"{PROBLEM}/x/")]
     assert drawn and all(torch.equal(same[k], again[k]) for k in drawn)
     assert not any(torch.equal(same[k], other[k]) for k in drawn)
+
+
+class Recording(LocalBackend):
+    """The local backend, keeping every job it is handed: the bytes the worker reads."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sent: list[bytes] = []
+
+    def run(self, job: WorkerJob) -> WorkerRun:
+        self.sent.append(job.job)
+        return super().run(job)
+
+
+def test_the_worker_is_sent_the_drawn_inputs_never_the_secret(
+    batch: Path, catalog: Catalog
+) -> None:
+    """The library's `Grader(secret=...)` draws as `grader grade` does: the attack fails its
+    value checks there too, the report shows the seed, and the job the worker reads holds the
+    drawn tensors but not the secret."""
+    backend, secret = Recording(), SECRET.encode()
+    with Grader(catalog, catalog.select([PROBLEM]), backend, SEED, secret=secret) as grader:
+        report = grader.grade(batch / "tabulated")
+        drawn = grader.prepared[PROBLEM].plan.tensors[f"{PROBLEM}/x/s3/0"]
+    assert set(value_checks(report).values()) == {CheckStatus.failed}
+    assert report.run.seed == SEED
+    (job,) = backend.sent
+    assert drawn.contiguous().numpy().tobytes() in job
+    assert secret not in job and secret.hex().encode() not in job
 
 
 def test_a_short_secret_is_refused(batch: Path, tmp_path: Path) -> None:
