@@ -160,7 +160,9 @@ def grade_batch(
     if todo:
         ready = batch_limits([p.spec.limits for p in selected], settings.limits)
         workers = min(settings.jobs, len(todo))
-        secret, new = (None, False) if catalog.is_kit else batch_secret(out_dir, settings.secret)
+        secret, new = None, False
+        if not catalog.is_kit:
+            secret, new = batch_secret(out_dir, settings.secret, settings.resume)
         backend = make_backend(settings.backend, settings.image, settings.isolation, ready, workers)
         written: dict[int, SubmissionReport] = {}  # by the graded report's id: the saved one
         try:
@@ -168,8 +170,8 @@ def grade_batch(
                 catalog, checked, problems, backend, seed, settings.limits, secret
             )
             with grader:
-                if secret is not None and new:  # kept once the batch can be graded
-                    where = keep_secret(out_dir, secret)
+                where = keep_secret(out_dir, secret, new) if secret is not None else None
+                if where is not None:  # kept once the batch can be graded
                     listener.note(f"Made the secret of this batch's inputs: {where}")
                 on = f"on {backend.name}, seed {grader.seed}"
                 listener.note(f"Grading {len(todo)} submission(s) {on}")

@@ -4,12 +4,15 @@ A seed alone is no key: a fixed one (`--seed 1` in a course's CI) lets anyone dr
 and hand in a table of their outputs instead of code. So a batch's inputs are drawn from its
 seed and a secret (`grader.verdict.plan.draw`) that the grading person gives (`--secret-file`,
 or `GRADER_SECRET`), or that the batch makes and keeps in its out folder, readable by its owner
-alone, so that `--resume` and a regrade into that folder draw the same inputs. The secret stays
-on the host: the worker is sent the drawn tensors only.
+alone, so that `--resume` and a regrade into that folder draw the same inputs. The folder also
+records a digest of the secret, which tells nothing of it, and `--resume` refuses another
+secret, as it refuses another seed. The secret stays on the host: the worker is sent the drawn
+tensors only.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 from pathlib import Path
@@ -20,6 +23,8 @@ from grader.names import GRADER_OWNED
 ENV_SECRET = "GRADER_SECRET"
 SECRET_FILE = f"{GRADER_OWNED}-secret"
 """Where a batch keeps the secret it made, beside its reports (named as no report can be)."""
+ID_FILE = f"{GRADER_OWNED}-secret-id"
+"""Where a batch records its secret's digest (`secret_id`), whoever gave the secret."""
 MIN_BYTES = 16
 MAKE = "python3 -c 'import secrets; print(secrets.token_hex(32))'"
 
@@ -54,29 +59,53 @@ def kept_secret(out_dir: Path) -> Path:
     return out_dir / SECRET_FILE
 
 
-def batch_secret(out_dir: Path, given: bytes | None) -> tuple[bytes, bool]:
+def secret_id(secret: bytes) -> str:
+    """A digest that tells two secrets apart, and nothing of either."""
+    return hashlib.sha256(b"attention-grader secret id\0" + secret).hexdigest()[:16]
+
+
+def batch_secret(out_dir: Path, given: bytes | None, resume: bool) -> tuple[bytes, bool]:
     """The secret of the batch graded into `out_dir`, and whether it is new: `given`, else the
     one kept in `out_dir`, else a new one, for `keep_secret` to keep there once the batch is
-    ready to grade (nothing is written before)."""
-    if given is not None:
-        return given, False
+    ready to grade (nothing is written before). Resuming, one other than the saved batch's is
+    refused."""
     path = kept_secret(out_dir)
     try:
-        return checked(path.read_bytes().strip(), str(path)), False
+        if given is not None:
+            secret, new = given, False
+        else:
+            secret, new = checked(path.read_bytes().strip(), str(path)), False
     except FileNotFoundError:
-        return secrets.token_hex(32).encode(), True
+        secret, new = secrets.token_hex(32).encode(), True
     except OSError as exc:
         raise GraderError(f"cannot read the batch's secret {path}: {exc.strerror or exc}") from exc
+    if resume and recorded_id(out_dir) not in (None, secret_id(secret)):
+        raise GraderError(
+            f"the reports in {out_dir} were graded with another secret: resume with that one "
+            f"(--secret-file or {ENV_SECRET}), or grade into another --out folder"
+        )
+    return secret, new
 
 
-def keep_secret(out_dir: Path, secret: bytes) -> Path:
-    """Keep a new batch secret in `out_dir`, readable by its owner alone (mode 0600)."""
+def recorded_id(out_dir: Path) -> str | None:
+    try:
+        return (out_dir / ID_FILE).read_text(encoding="ascii").strip()
+    except (OSError, ValueError):
+        return None
+
+
+def keep_secret(out_dir: Path, secret: bytes, new: bool) -> Path | None:
+    """Record the batch's secret in `out_dir`: its digest, and a `new` one itself, readable by
+    its owner alone (mode 0600); where that is, when it was kept."""
     path = kept_secret(out_dir)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / ID_FILE).write_text(secret_id(secret) + "\n", encoding="ascii")
+        if not new:
+            return None
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     except OSError as exc:
-        raise GraderError(f"cannot keep the batch's secret in {path}: {exc}") from exc
+        raise GraderError(f"cannot keep the batch's secret in {out_dir}: {exc}") from exc
     with os.fdopen(descriptor, "wb") as handle:
         handle.write(secret + b"\n")
     return path

@@ -11,14 +11,13 @@ import importlib.util
 import os
 import shutil
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 import torch
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from grader.cli.main import cli
 from grader.courses.catalog import Catalog
@@ -27,7 +26,7 @@ from grader.names import report_file
 from grader.reports.models import CheckStatus, SubmissionReport, read_report
 from grader.sandboxing.backends.base import WorkerJob, WorkerRun
 from grader.sandboxing.backends.local import LocalBackend
-from grader.secret import ENV_SECRET, SECRET_FILE
+from grader.secret import ENV_SECRET, ID_FILE, SECRET_FILE
 from grader.specs.paths import builtin_references
 from grader.verdict.prepare import prepare
 
@@ -110,16 +109,17 @@ def batch(tmp_path_factory: pytest.TempPathFactory, catalog: Catalog) -> Path:
     return folder
 
 
-@pytest.fixture
-def no_secret_given(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.delenv(ENV_SECRET, raising=False)
-    yield
+def invoke(batch: Path, out: Path, *extra: str, env: dict[str, str] | None = None) -> Result:
+    """`grader grade` of the batch with `--seed 1`, `env` its only secret if any."""
+    only: dict[str, str | None] = {ENV_SECRET: None, **(env or {})}  # None: unset
+    args = ["grade", str(batch), "--out", str(out), *ONE_PROBLEM, *extra]
+    return CliRunner().invoke(cli, args, env=only, catch_exceptions=False)
 
 
-def grade(batch: Path, out: Path, *extra: str) -> dict[str, SubmissionReport]:
-    result = CliRunner().invoke(
-        cli, ["grade", str(batch), "--out", str(out), *ONE_PROBLEM, *extra], catch_exceptions=False
-    )
+def grade(
+    batch: Path, out: Path, *extra: str, env: dict[str, str] | None = None
+) -> dict[str, SubmissionReport]:
+    result = invoke(batch, out, *extra, env=env)
     assert result.exit_code == 0, result.output
     return {name: read_report(out / report_file(name)) for name in ("tabulated", "complete")}
 
@@ -145,9 +145,7 @@ def test_the_table_is_a_key_to_inputs_drawn_from_the_seed_alone(
     assert len(checks) == 6 and set(checks.values()) == {CheckStatus.passed}, checks
 
 
-def test_a_fixed_seed_is_no_key_to_the_inputs(
-    batch: Path, tmp_path: Path, no_secret_given: None
-) -> None:
+def test_a_fixed_seed_is_no_key_to_the_inputs(batch: Path, tmp_path: Path) -> None:
     """`grader grade --seed 1` with no secret given makes one, kept in the out folder for its
     owner alone: the table misses every input, so the attack loses every value check, and the
     correct control keeps full marks. The reports show the seed."""
@@ -166,14 +164,12 @@ def test_a_fixed_seed_is_no_key_to_the_inputs(
 
 
 def test_seed_and_secret_reproduce_the_run_and_another_secret_changes_its_inputs(
-    batch: Path, tmp_path: Path, catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+    batch: Path, tmp_path: Path, catalog: Catalog
 ) -> None:
     """Two batches graded with one seed and one secret (`GRADER_SECRET`, or the same secret in
     `--secret-file`) draw the same inputs and give the same scores; another secret draws
     other inputs; no secret file is kept for a given secret."""
-    monkeypatch.setenv(ENV_SECRET, SECRET)
-    first = grade(batch, tmp_path / "first")
-    monkeypatch.delenv(ENV_SECRET)
+    first = grade(batch, tmp_path / "first", env={ENV_SECRET: SECRET})
     secret_file = tmp_path / "secret.txt"
     secret_file.write_text(SECRET + "\n")
     second = grade(batch, tmp_path / "second", "--secret-file", str(secret_file))
@@ -191,6 +187,23 @@ def test_seed_and_secret_reproduce_the_run_and_another_secret_changes_its_inputs
     drawn = [k for k in same if k.startswith(f"{PROBLEM}/x/")]
     assert drawn and all(torch.equal(same[k], again[k]) for k in drawn)
     assert not any(torch.equal(same[k], other[k]) for k in drawn)
+
+
+def test_resume_refuses_another_secret(batch: Path, tmp_path: Path) -> None:
+    """The folder records a digest of the secret it was graded with: `--resume` with another
+    one, or with none where it kept none (it would make one), is refused; with the same one it
+    grades what is left."""
+    out = tmp_path / "reports"
+    grade(batch, out, env={ENV_SECRET: SECRET})
+    assert not (out / SECRET_FILE).exists() and SECRET.encode() not in (out / ID_FILE).read_bytes()
+    (out / report_file("tabulated")).unlink()  # its grading stopped before the last one
+    for env in ({ENV_SECRET: "another secret, as long"}, {}):
+        result = invoke(batch, out, "--resume", env=env)
+        assert result.exit_code == 2, result.output
+        assert f"the reports in {out} were graded with another secret" in result.output
+    assert not (out / report_file("tabulated")).exists()
+    result = invoke(batch, out, "--resume", env={ENV_SECRET: SECRET})
+    assert result.exit_code == 0 and "Resuming: 1 submission(s) already graded" in result.output
 
 
 class Recording(LocalBackend):
@@ -223,22 +236,14 @@ def test_the_worker_is_sent_the_drawn_inputs_never_the_secret(
 
 
 def test_a_short_secret_is_refused(batch: Path, tmp_path: Path) -> None:
-    result = CliRunner().invoke(
-        cli,
-        ["grade", str(batch), "--out", str(tmp_path / "out"), *ONE_PROBLEM],
-        env={ENV_SECRET: "1234"},
-    )
-    assert result.exit_code != 0
+    result = invoke(batch, tmp_path / "out", env={ENV_SECRET: "1234"})
+    assert result.exit_code == 2
     assert f"{ENV_SECRET}: a secret of 4 byte(s): give at least 16" in result.output
 
 
-def test_shards_need_a_secret_they_share(
-    batch: Path, tmp_path: Path, no_secret_given: None
-) -> None:
+def test_shards_need_a_secret_they_share(batch: Path, tmp_path: Path) -> None:
     """Each shard's folder would keep a secret of its own, drawing other inputs in each."""
-    result = CliRunner().invoke(
-        cli, ["grade", str(batch), "--out", str(tmp_path / "s1"), *ONE_PROBLEM, "--shard", "1/2"]
-    )
-    assert result.exit_code != 0
+    result = invoke(batch, tmp_path / "s1", "--shard", "1/2")
+    assert result.exit_code == 2
     assert "--shard needs a secret every shard shares" in result.output
     assert not os.path.exists(tmp_path / "s1" / SECRET_FILE)
