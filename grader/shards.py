@@ -18,7 +18,7 @@ from grader.errors import GraderError
 from grader.names import submission_name
 from grader.outputs import read_reports
 from grader.reports.models import SubmissionReport
-from grader.secret import ENV_SECRET
+from grader.secret import ENV_SECRET, recorded_id
 from grader.strict import Strict
 
 
@@ -131,9 +131,9 @@ def sliced(
 
 def merged_reports(folders: Sequence[Path], out_dir: Path) -> list[SubmissionReport]:
     """The reports of a batch's shards as one batch, by submission name, to be written in
-    `out_dir`; refused when the shards were graded with different seeds or problems, share a
-    submission, or include `out_dir`, and, for the folders of `grader grade --shard`, unless
-    they are every shard, each with all its reports."""
+    `out_dir`; refused when the shards were graded with different seeds, secrets or problems,
+    share a submission, or include `out_dir`, and, for the folders of `grader grade --shard`,
+    unless they are every shard, each with all its reports."""
     if any(f.resolve() == out_dir.resolve() for f in folders):
         raise GraderError(f"--out {out_dir} is one of the shards: merge into another folder")
     records = {folder: read_shard(folder) for folder in folders}
@@ -159,6 +159,8 @@ def merged_reports(folders: Sequence[Path], out_dir: Path) -> list[SubmissionRep
     seeds = sorted({r.run.seed for r in batch})
     if len(seeds) > 1:
         raise GraderError(f"the shards were graded with different seeds: {seeds}")
+    if len({recorded_id(folder) for folder in folders} - {None}) > 1:  # None: graded nothing
+        raise GraderError("the shards were graded with different secrets: their inputs differ")
     problems = {tuple((p.problem, p.max_score) for p in r.problems) for r in batch}
     if len(problems) > 1:
         raise GraderError("the shards were graded on different courses or problems")

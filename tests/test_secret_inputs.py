@@ -247,3 +247,19 @@ def test_shards_need_a_secret_they_share(batch: Path, tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "--shard needs a secret every shard shares" in result.output
     assert not os.path.exists(tmp_path / "s1" / SECRET_FILE)
+
+
+def test_shards_graded_with_different_secrets_are_not_merged(tmp_path: Path) -> None:
+    """Each shard's folder records the digest of its secret: the merge compares them."""
+    batch = tmp_path / "class"
+    for name in ("ada", "dee"):  # one in each of two shards
+        shutil.copytree(ROOT / "submissions" / "complete", batch / name)
+    shards = [tmp_path / "s1", tmp_path / "s2"]
+    for k, (out, secret) in enumerate(zip(shards, (SECRET, SECRET + "!"), strict=True), 1):
+        result = invoke(batch, out, "--shard", f"{k}/2", env={ENV_SECRET: secret})
+        assert result.exit_code == 0, result.output
+        assert f"Shard {k}/2: 1 submission(s)" in result.output
+    args = ["report", *map(str, shards), "--out", str(tmp_path / "merged")]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2
+    assert "the shards were graded with different secrets" in result.output
