@@ -42,6 +42,7 @@ from grader.sandboxing.backends.base import BackendName, Isolation, LimitOverrid
 from grader.sandboxing.backends.select import make_backend
 from grader.sandboxing.defaults import CACHE_DIR, DEFAULT_BASE, DEFAULT_TAG, TORCH_VERSION
 from grader.sandboxing.signals import take as take_signals
+from grader.secret import ENV_SECRET, given_secret
 from grader.shards import Shard, merged_reports, read_shard
 from grader.specs.course import reveal_after_due
 
@@ -50,7 +51,8 @@ if TYPE_CHECKING:
     from grader.validate import Outcome
 
 __all__ = [
-    "CACHE_DIR", "DEFAULT_BASE", "DEFAULT_TAG", "FORMATS", "JOBS", "KIT_README", "SUITES",
+    "CACHE_DIR", "DEFAULT_BASE", "DEFAULT_TAG", "ENV_SECRET", "FORMATS", "JOBS", "KIT_README",
+    "SUITES",
     "TORCH_VERSION",
     "BackendName", "GraderError", "Interrupted", "Isolation", "LimitOverrides", "Listener",
     "Settings", "Shard", "SuiteBy", "build_image", "download_wheelhouse", "make_base_image",
@@ -288,10 +290,12 @@ def batch_settings(
     isolation: Isolation | None = None,
     timeout: float | None = None,
     memory_mb: int | None = None,
+    secret_file: Path | None = None,
     **settings: Any,
 ) -> Settings:
     """A batch's settings from the grading person's options: `timeout` and `memory_mb` over the
-    specs' limits; `isolation` for the docker backend only (default: warm workers)."""
+    specs' limits; `isolation` for the docker backend only (default: warm workers); the secret
+    of `secret_file`, else of `GRADER_SECRET`, if any (`given_secret`)."""
     if (
         isolation is not None
         and settings.get("backend", Settings.backend) is not BackendName.docker
@@ -301,7 +305,10 @@ def batch_settings(
             "process of its own, unsandboxed"
         )
     limits = LimitOverrides(problem_seconds=timeout, memory_mb=memory_mb)
-    return Settings(limits=limits, isolation=isolation or Settings.isolation, **settings)
+    isolation = isolation or Settings.isolation
+    return Settings(
+        limits=limits, isolation=isolation, secret=given_secret(secret_file), **settings
+    )
 
 
 def grade(

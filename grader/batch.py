@@ -30,6 +30,7 @@ from grader.sandboxing.backends.base import (
     batch_limits,
 )
 from grader.sandboxing.backends.select import make_backend
+from grader.secret import batch_secret, keep_secret
 from grader.shards import Shard, sliced
 
 if TYPE_CHECKING:
@@ -63,12 +64,14 @@ JOBS = os.cpu_count() or 1
 
 @dataclass(frozen=True, kw_only=True)
 class Settings:
-    """How a batch is graded: where the code runs, how many at once, with which seed."""
+    """How a batch is graded: where the code runs, how many at once, with which seed and
+    secret."""
 
     backend: BackendName = BackendName.docker
     image: str | None = None
     jobs: int = JOBS
     seed: int | None = None  # None: a random seed (or, resuming, the saved batch's)
+    secret: bytes | None = None  # None: the one kept in the out folder, made there if need be
     limits: LimitOverrides = field(default_factory=LimitOverrides)
     resume: bool = False  # reuse saved reports that are still valid
     shard: Shard | None = None  # grade only this slice of the batch (needs a seed)
@@ -101,7 +104,7 @@ def grade_path(
         submissions = [s.path for s in export.submissions]
         shard = settings.shard
         if shard is not None:
-            submissions = sliced(submissions, shard, settings.seed, out_dir)
+            submissions = sliced(submissions, shard, settings.seed, settings.secret, out_dir)
             listener.note(f"Shard {shard.index}/{shard.count}: {len(submissions)} submission(s)")
         return grade_batch(
             catalog, submissions, out_dir, settings, problems, students, listener, checked
@@ -130,7 +133,9 @@ def grade_batch(
     checked: Callable[[], Catalog] | None = None,
 ) -> list[SubmissionReport]:
     """Grade submission folders and save each report in `out_dir` as it is done; the reports
-    in input order. Resuming, the still valid saved reports are returned as they are.
+    in input order. Resuming, the still valid saved reports are returned as they are. The
+    inputs are drawn from the seed and the batch's secret (`batch_secret`), but a kit's: it
+    judges on the inputs it recorded.
 
     The workers start first, then `checked` loads the course bound to its checks (which imports
     torch; None: `catalog` is bound already) and the references run, while the workers import
@@ -155,21 +160,29 @@ def grade_batch(
     if todo:
         ready = batch_limits([p.spec.limits for p in selected], settings.limits)
         workers = min(settings.jobs, len(todo))
+        secret, new = None, False
+        if not catalog.is_kit:
+            secret, new = batch_secret(out_dir, settings.secret, settings.resume)
         backend = make_backend(settings.backend, settings.image, settings.isolation, ready, workers)
         written: dict[int, SubmissionReport] = {}  # by the graded report's id: the saved one
         try:
-            grader = bound_grader(catalog, checked, problems, backend, seed, settings.limits)
-            on = f"on {backend.name}, seed {grader.seed}"
-            listener.note(f"Grading {len(todo)} submission(s) {on}")
-            with grader, listener.progress(len(todo)) as advance:
+            grader = bound_grader(
+                catalog, checked, problems, backend, seed, settings.limits, secret
+            )
+            with grader:
+                where = keep_secret(out_dir, secret, new) if secret is not None else None
+                if where is not None:  # kept once the batch can be graded
+                    listener.note(f"Made the secret of this batch's inputs: {where}")
+                on = f"on {backend.name}, seed {grader.seed}"
+                listener.note(f"Grading {len(todo)} submission(s) {on}")
+                with listener.progress(len(todo)) as advance:
 
-                def done(report: SubmissionReport) -> None:
-                    written[id(report)] = stored = save_report(report, out_dir)
-                    advance(f"{stored.submission} {fraction(stored.total, stored.max_total)}")
+                    def done(report: SubmissionReport) -> None:
+                        written[id(report)] = stored = save_report(report, out_dir)
+                        advance(f"{stored.submission} {fraction(stored.total, stored.max_total)}")
 
-                fresh = [
-                    written[id(r)] for r in grader.grade_many(todo, settings.jobs, done, students)
-                ]
+                    graded = grader.grade_many(todo, settings.jobs, done, students)
+                    fresh = [written[id(r)] for r in graded]
         except (KeyboardInterrupt, SystemExit) as stop:
             code = 130 if isinstance(stop, KeyboardInterrupt) else stop.code
             kept = len(saved) + len(written)
@@ -185,6 +198,7 @@ def bound_grader(
     backend: Backend,
     seed: int | None,
     limits: LimitOverrides,
+    secret: bytes | None,
 ) -> Grader:
     """The batch's grader, on the course bound to its checks (its references run); the backend
     is closed if it cannot be made."""
@@ -193,7 +207,8 @@ def bound_grader(
         from grader.verdict.plan import draw_seed
 
         bound = catalog if checked is None else checked()
-        return Grader(bound, bound.select(list(problems)), backend, draw_seed(seed), limits)
+        selected = bound.select(list(problems))
+        return Grader(bound, selected, backend, draw_seed(seed), limits, secret)
     except BaseException:
         backend.close()
         raise

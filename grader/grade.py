@@ -83,6 +83,8 @@ def start_limit(run: WorkerRun, overrides: LimitOverrides, attempted: list[Probl
 class Grader:
     """Grades submissions against a set of problems; plans and references are built once.
 
+    The inputs are drawn from `seed` and `secret` (`grader.verdict.plan.draw`); without a
+    secret whoever knows the seed knows them, and can hand in their outputs instead of code.
     A context manager: leaving it removes its scratch folder. Building it raises
     `GraderFault` when a reference fails its own probes."""
 
@@ -93,13 +95,15 @@ class Grader:
         backend: Backend,
         seed: int,
         limit_overrides: LimitOverrides | None = None,
+        secret: bytes | None = None,
     ) -> None:
         self.problems = problems
         self.entries = catalog.entries  # the course's files
         self.backend = backend
         self.seed = seed
         self.overrides = limit_overrides or LimitOverrides()
-        self.prepared: dict[str, Prepared] = prepare(problems, seed, catalog.reference_source())
+        source = catalog.reference_source()
+        self.prepared: dict[str, Prepared] = prepare(problems, seed, source, secret)
         self.parts = {
             pid: problem_part(
                 pid,

@@ -18,6 +18,7 @@ from grader.errors import GraderError
 from grader.names import submission_name
 from grader.outputs import read_reports
 from grader.reports.models import SubmissionReport
+from grader.secret import ENV_SECRET, recorded_id
 from grader.strict import Strict
 
 
@@ -101,12 +102,21 @@ def check_complete(records: Mapping[Path, ShardRecord], graded: Mapping[Path, se
 
 
 def sliced(
-    submissions: Sequence[Path], shard: Shard, seed: int | None, out_dir: Path
+    submissions: Sequence[Path],
+    shard: Shard,
+    seed: int | None,
+    secret: bytes | None,
+    out_dir: Path,
 ) -> list[Path]:
     """The submissions of `shard`'s slice, its record written in `out_dir` (an empty slice is
-    a shard too); refused without a seed, which every shard must share."""
+    a shard too); refused without a seed and a given secret, which every shard must share (a
+    secret made in each shard's folder would draw other inputs in each)."""
     if seed is None:
         raise GraderError("--shard needs --seed: every shard must grade with one seed")
+    if secret is None:
+        raise GraderError(
+            f"--shard needs a secret every shard shares: give it with --secret-file or {ENV_SECRET}"
+        )
     chosen = [s for s in submissions if shard.holds(submission_name(s))]
     record = ShardRecord(
         index=shard.index,
@@ -121,9 +131,9 @@ def sliced(
 
 def merged_reports(folders: Sequence[Path], out_dir: Path) -> list[SubmissionReport]:
     """The reports of a batch's shards as one batch, by submission name, to be written in
-    `out_dir`; refused when the shards were graded with different seeds or problems, share a
-    submission, or include `out_dir`, and, for the folders of `grader grade --shard`, unless
-    they are every shard, each with all its reports."""
+    `out_dir`; refused when the shards were graded with different seeds, secrets or problems,
+    share a submission, or include `out_dir`, and, for the folders of `grader grade --shard`,
+    unless they are every shard, each with all its reports."""
     if any(f.resolve() == out_dir.resolve() for f in folders):
         raise GraderError(f"--out {out_dir} is one of the shards: merge into another folder")
     records = {folder: read_shard(folder) for folder in folders}
@@ -149,6 +159,8 @@ def merged_reports(folders: Sequence[Path], out_dir: Path) -> list[SubmissionRep
     seeds = sorted({r.run.seed for r in batch})
     if len(seeds) > 1:
         raise GraderError(f"the shards were graded with different seeds: {seeds}")
+    if len({recorded_id(folder) for folder in folders} - {None}) > 1:  # None: graded nothing
+        raise GraderError("the shards were graded with different secrets: their inputs differ")
     problems = {tuple((p.problem, p.max_score) for p in r.problems) for r in batch}
     if len(problems) > 1:
         raise GraderError("the shards were graded on different courses or problems")

@@ -28,6 +28,7 @@ from grader.platforms.gradescope.autograder import build_autograder
 from grader.reports.models import ProblemStatus, SubmissionReport, read_report, write_report
 from grader.resume import saved_report
 from grader.sandboxing.staging import content_hash, stage_submission
+from grader.secret import ENV_SECRET
 from grader.shards import SHARD_FILE, Shard
 from grader.specs.course import Course, load_course
 from grader.specs.paths import builtin_problems, builtin_references
@@ -472,10 +473,11 @@ def test_an_interrupted_batch_keeps_its_reports_and_says_how_to_resume(
 
 
 def test_three_shards_merge_into_the_gradebook_of_one_run(
-    tmp_path: Path, fake_backend: FakeBackend
+    tmp_path: Path, fake_backend: FakeBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`--shard K/N` slices a batch the same way on every machine; `report` merges the slices'
-    folders into the gradebook one unsharded run with the same seed writes."""
+    folders into the gradebook one unsharded run with the same seed and secret writes."""
+    monkeypatch.setenv(ENV_SECRET, "the secret every shard shares")
     batch = tmp_path / "class"
     for example in sorted((ROOT / "submissions").iterdir()):
         for copy in range(3):

@@ -23,6 +23,7 @@ from grader.outputs import Options, write_outputs
 from grader.reports.models import ProblemStatus, read_report, write_report
 from grader.sandboxing.claims import Wanted
 from grader.sandboxing.staging import MAX_DEPTH, Staged, stage_submission
+from grader.secret import ENV_SECRET
 from grader.shards import SHARD_FILE, read_shard
 from grader.specs.paths import builtin_references
 from tests.reports import sample_reports
@@ -143,7 +144,10 @@ def test_a_limit_is_a_verdict_and_a_fault_is_that_submissions_alone(
     assert ok.total == ok.max_total and not ok.message
 
 
-def test_a_submission_named_like_a_grader_file_keeps_the_shard_record(tmp_path: Path) -> None:
+def test_a_submission_named_like_a_grader_file_keeps_the_shard_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(ENV_SECRET, "the secret both shards share")
     batch = tmp_path / "class"
     for name in ("ada", "grader-shard", "Grader-Shard.json"):
         (batch / name).mkdir(parents=True)

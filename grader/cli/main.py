@@ -131,6 +131,12 @@ def check(path: Path, course: Path | None, as_json: bool, **options: Any) -> Non
 @jobs_option
 @seed_option
 @limit_options
+@option(
+    "--secret-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help=f"A file holding the secret the inputs are drawn with, beside the seed (default: "
+    f"${api.ENV_SECRET}, else the one kept in the out folder, made there if need be).",
+)
 @option("--resume", is_flag=True, help="Skip submissions whose saved report is valid.")
 @option(
     "--shard",

@@ -1,11 +1,13 @@
 """A problem's plan: the probes the host asks for and every tensor they name.
 
 Checks add probes to a plan; identical probes are asked for once. The plan is built once per
-run (seed) and problem, and is the same for every submission of the batch.
+run (seed and secret) and problem, and is the same for every submission of the batch.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import secrets
 import zlib
@@ -33,12 +35,22 @@ Dtype = Literal["float32", "float64"]
 Mode = Literal["eval", "train"]
 
 
-def draw(seed: int, label: str, shape: list[int], scale: float = 1.0) -> torch.Tensor:
-    """A standard normal tensor determined by the run's seed and a label."""
-    generator = torch.Generator().manual_seed(
-        (seed * 1_000_003 + zlib.crc32(label.encode())) % 2**63
-    )
+def draw(
+    seed: int, label: str, shape: list[int], scale: float = 1.0, secret: bytes | None = None
+) -> torch.Tensor:
+    """A standard normal tensor determined by the run's seed, its secret and a label. Without a
+    secret the seed and the label alone decide it: whoever knows the seed can draw it too."""
+    generator = torch.Generator().manual_seed(stream(seed, label, secret))
     return torch.randn(shape, generator=generator, dtype=torch.float32) * scale
+
+
+def stream(seed: int, label: str, secret: bytes | None) -> int:
+    """The generator seed of one drawn tensor: a keyed hash (HMAC-SHA256) of the seed and the
+    label under the secret, which nobody can compute without it."""
+    if secret is None:
+        return (seed * 1_000_003 + zlib.crc32(label.encode())) % 2**63
+    digest = hmac.new(secret, f"{seed}/{label}".encode(), hashlib.sha256).digest()
+    return int.from_bytes(digest[:8], "big") % 2**63
 
 
 def draw_seed(seed: int | None = None) -> int:
@@ -48,11 +60,16 @@ def draw_seed(seed: int | None = None) -> int:
 
 class Plan:
     """Probes and tensors for one problem; what it needs of the reference comes from `source`
-    (the live reference solutions, or a kit's record of them, whose inputs it then takes)."""
+    (the live reference solutions, or a kit's record of them, whose inputs it then takes). Its
+    inputs are drawn from `seed` and `secret` (`draw`), which stays on the host: the worker is
+    sent the drawn tensors only."""
 
-    def __init__(self, spec: ProblemSpec, seed: int, source: ReferenceSource) -> None:
+    def __init__(
+        self, spec: ProblemSpec, seed: int, source: ReferenceSource, secret: bytes | None = None
+    ) -> None:
         self.spec = spec
         self.seed = seed
+        self.secret = secret
         self.source = source
         self.tensors: dict[str, torch.Tensor] = source.inputs(spec.id)
         self.probes: dict[str, Probe] = {}
@@ -65,7 +82,7 @@ class Plan:
     def tensor(self, label: str, shape: list[int], scale: float = 1.0) -> str:
         key = f"{self.spec.id}/{label}"
         if key not in self.tensors:
-            self.tensors[key] = draw(self.seed, key, shape, scale)
+            self.tensors[key] = draw(self.seed, key, shape, scale, self.secret)
         return key
 
     def put(self, label: str, value: torch.Tensor) -> str:

@@ -1,4 +1,4 @@
-"""Preparing a run: each problem's plan and the reference's results, once per seed."""
+"""Preparing a run: each problem's plan and the reference's results, once per seed and secret."""
 
 from __future__ import annotations
 
@@ -25,13 +25,16 @@ class Prepared:
     reference: dict[str, ProbeResult]
 
 
-def prepare(problems: list[Problem], seed: int, source: ReferenceSource) -> dict[str, Prepared]:
-    """Plan every problem's probes and get the reference's results on them from `source`, the
-    caller's (the reference run through the sandbox's executor, or a kit's record of it)."""
+def prepare(
+    problems: list[Problem], seed: int, source: ReferenceSource, secret: bytes | None = None
+) -> dict[str, Prepared]:
+    """Plan every problem's probes on inputs drawn from `seed` and `secret` and get the
+    reference's results on them from `source`, the caller's (the reference run through the
+    sandbox's executor, or a kit's record of it)."""
     torch.set_num_threads(1)
     prepared = {}
     for problem in problems:
-        plan = Plan(problem.spec, seed, source)
+        plan = Plan(problem.spec, seed, source, secret)
         checks = problem.checks()
         for check in checks:
             check.prepare(plan)

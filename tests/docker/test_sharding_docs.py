@@ -1,7 +1,7 @@
 """The sharding guide's GitHub Actions workflow and Kubernetes Job, run the way their scheduler
 runs them: the workflow linted by actionlint, then each matrix shard's and the merge's grader
 steps in a checkout of a class; the Job's command in each indexed pod, on a volume at /class.
-Both gradebooks equal one unsharded run with the same seed."""
+Both gradebooks equal one unsharded run with the same seed and secret."""
 
 from __future__ import annotations
 
@@ -16,12 +16,14 @@ import pytest
 import yaml
 
 from grader.sandboxing.defaults import DEFAULT_TAG
+from grader.secret import ENV_SECRET
 from tests.docker.engine import IMAGE
 from tests.workflows import actionlint
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "sharding.md"
 SETUP_STEPS = {"Install the grader", "Build the sandbox image"}  # done once, for every shard
+SECRET = "the class's grading secret"  # the repository's, or the cluster's, secret
 
 pytestmark = pytest.mark.docker
 
@@ -66,15 +68,19 @@ def test_the_workflow_passes_actionlint(tmp_path: Path) -> None:
 
 
 def run_steps(job: dict[str, Any], checkout: Path, matrix: dict[str, Any]) -> None:
-    """A job's own steps, `${{ matrix.* }}` filled in; set-up and artifact steps are left to
-    the test, which installed the grader and built the image once."""
+    """A job's own steps, `${{ matrix.* }}` and `${{ secrets.* }}` filled in; set-up and
+    artifact steps are left to the test, which installed the grader and built the image once."""
     for step in job["steps"]:
         if "run" not in step or step.get("name") in SETUP_STEPS:
             continue
         script = re.sub(
             r"\$\{\{\s*matrix\.(\w+)\s*\}\}", lambda m: str(matrix[m.group(1)]), step["run"]
         )
-        shell(script, checkout)
+        env = {
+            name: re.sub(r"\$\{\{\s*secrets\.\w+\s*\}\}", SECRET, value)
+            for name, value in step.get("env", {}).items()
+        }
+        shell(script, checkout, env)
 
 
 def test_the_workflow_shards_and_merges_into_one_gradebook(
@@ -99,7 +105,7 @@ def test_the_workflow_shards_and_merges_into_one_gradebook(
             runner / upload["with"]["path"], checkout / download["with"]["path"] / artifact
         )
     run_steps(merge, checkout, {})
-    shell(f"grader grade submissions/ --seed {seed} --out whole", checkout)
+    shell(f"grader grade submissions/ --seed {seed} --out whole", checkout, {ENV_SECRET: SECRET})
     merged = checkout / "merged"
     assert gradebook(merged) == gradebook(checkout / "whole")
     assert (merged / "report.html").is_file()
@@ -123,13 +129,14 @@ def test_the_indexed_job_shards_and_merges_into_one_gradebook(
 
     (script,) = pod["args"]
     assert pod["command"] == ["sh", "-c"]
+    assert [e["name"] for e in pod["env"]] == [ENV_SECRET]  # from the cluster's secret
     for index in range(job["spec"]["completions"]):
-        shell(on_volume(script), tmp_path, {"JOB_COMPLETION_INDEX": str(index)})
+        shell(on_volume(script), tmp_path, {"JOB_COMPLETION_INDEX": str(index), ENV_SECRET: SECRET})
     # a pod started again by the Job (the same index) resumes its shard
-    shell(on_volume(script), tmp_path, {"JOB_COMPLETION_INDEX": "0"})
+    shell(on_volume(script), tmp_path, {"JOB_COMPLETION_INDEX": "0", ENV_SECRET: SECRET})
     merge = re.search(r"Then: `(grader report [^`]*)`", GUIDE.read_text())
     assert merge is not None
     shell(on_volume(merge.group(1)), tmp_path)
     seed = re.search(r"--seed (\d+)", script).group(1)  # type: ignore[union-attr]
-    shell(f"grader grade submissions --seed {seed} --out whole", volume)
+    shell(f"grader grade submissions --seed {seed} --out whole", volume, {ENV_SECRET: SECRET})
     assert gradebook(volume / "gradebook") == gradebook(volume / "whole")
