@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import json
 import os
 import signal
 import sys
@@ -34,7 +33,7 @@ from sandbox.protocol import (
     WorkerReport,
     sealer,
 )
-from sandbox.records import Part, append_record, load_part, write_bytes, write_json
+from sandbox.records import Part, append_record, json_bytes, load_part, write_bytes, write_json
 from sandbox.stream import Emitter, FrameWriter, PipeWriter
 
 
@@ -79,7 +78,7 @@ def run_problem(
     except BaseException as exc:  # candidate code may raise anything
         status["import_error"] = describe_error(exc, "import", 0, submission)
     status["policy"] = GUARD.take_events() + GUARD.check(full=False)
-    encoded = json.dumps(status).encode()
+    encoded = json_bytes(status)
     write_bytes(folder / "import.json", seal("import", encoded).hex().encode() + b"\n" + encoded)
     if status["import_error"] is not None:
         exit_child(0)

@@ -95,7 +95,7 @@ def append_record(
     """Append one probe's record, in one write: its JSON and its tensors, each after its u64
     length, then its seal (labelled with its index). A record cut short (the child killed while
     writing it) is the file's last."""
-    body, blob = json.dumps(result).encode(), encode_tensors(tensors)
+    body, blob = json_bytes(result), encode_tensors(tensors)
     record = b"".join((RECORD_LENGTH.pack(len(body)), body, RECORD_LENGTH.pack(len(blob)), blob))
     record += seal(str(index), record)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -121,8 +121,14 @@ def encode_tensors(tensors: dict[str, torch.Tensor]) -> bytes:
     return bytes(serialize(specs, metadata=None))
 
 
+def json_bytes(data: object) -> bytes:
+    """JSON as UTF-8, each lone surrogate of the candidate's text (an exception's message, a
+    parameter's name) a `?`: JSON lets `\\ud800` through, the host's strict reader does not."""
+    return json.dumps(data, ensure_ascii=False).encode("utf-8", "replace")
+
+
 def write_json(path: Path, data: Json) -> None:
-    write_bytes(path, json.dumps(data).encode())
+    write_bytes(path, json_bytes(data))
 
 
 def write_bytes(path: Path, data: bytes) -> None:

@@ -219,3 +219,42 @@ def test_every_command_prints_candidate_text_through_one_escaper(tmp_path: Path)
     assert "mallory\\u001b[99F\\u001b[J" in grade and "\\u001b[2J.zip" in grade
     assert compared.count("mallory\\u001b[99F\\u001b[J") >= 2, compared  # its pairs
     assert "mallory\\u001b[99F\\u001b[J" in error
+
+
+LONE_SURROGATES = {
+    "self_attention.py": (
+        "    def forward(self, x):\n",
+        "        raise ValueError('boom \\ud800 \\udcff')\n",
+    ),
+    "multi_head_self_attention.py": (
+        "        self.W_o = nn.Linear(embedding_dim, embedding_dim, bias=False)\n",
+        "        self.add_module('x\\ud800y', nn.Linear(1, 1))\n",
+    ),
+}
+
+
+def test_lone_surrogates_in_candidate_text_are_the_candidate_s_verdict(tmp_path: Path) -> None:
+    """An exception's message and a parameter's name holding lone surrogates (valid in Python
+    text and in JSON, not in the host's strict reader) get the verdicts they earn, as text:
+    they made the records unreadable, the problem "crashed" and its later probes unread."""
+    batch = tmp_path / "batch"
+    for name in ("control", "surrogates"):
+        shutil.copytree(COMPLETE, batch / name)
+    for file, (after, added) in LONE_SURROGATES.items():
+        path = batch / "surrogates" / file
+        text = path.read_text()
+        assert after in text
+        path.write_text(text.replace(after, after + added, 1))
+    out = tmp_path / "out"
+    problems = "self_attention,multi_head_self_attention"
+    args = ["grade", str(batch), "--out", str(out), "--backend", "local", "--problem", problems]
+    CliRunner().invoke(cli, args, catch_exceptions=False)
+    control = read_report(out / "control.json")
+    assert control.total == control.max_total
+    report = read_report(out / "surrogates.json")
+    raised, extra = report.problem("self_attention"), report.problem("multi_head_self_attention")
+    assert raised.status is ProblemStatus.graded and extra.status is ProblemStatus.graded
+    assert any("the call raised: ValueError: boom ? ?" in c.message for c in raised.checks)
+    names = next(c for c in extra.checks if c.check == "parameter_names")
+    assert names.status is CheckStatus.failed and "x?y.weight" in names.message
+    assert extra.score > 0  # the checks after it were read
