@@ -12,6 +12,7 @@ import os
 import stat
 import sys
 import sysconfig
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal, NoReturn
@@ -21,6 +22,7 @@ import torch
 from sandbox.counter import Counting
 from sandbox.policy import (
     CODE_MAKERS,
+    ELSEWHERE,
     FRAME_ATTRIBUTES,
     FRAME_EVENTS,
     FRAME_HANDLERS,
@@ -38,7 +40,7 @@ from sandbox.policy import (
     names_only,
     op_schema,
 )
-from sandbox.protocol import PolicyEvent, TraceEntry
+from sandbox.protocol import OpCount, PolicyEvent, TraceEntry
 
 
 def library_folders(sandbox_folder: str) -> tuple[str, ...]:
@@ -64,6 +66,16 @@ def library_folders(sandbox_folder: str) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
+def helpers() -> int:
+    """This process's Python threads but its own and its child processes, still running."""
+    children = 0
+    with contextlib.suppress(OSError):
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children") as listed:
+                children += len(listed.read().split())
+    return threading.active_count() - 1 + children
+
+
 class Auditor:
     """The guard's audit hook and what it knows: where the libraries, the sandbox and the
     problem's files are, and the events it refused."""
@@ -83,6 +95,7 @@ class Auditor:
         self.typing = ""
         self.ast = ""
         self.auditing = False
+        self.counted: OpCount | None = None  # the operation counter's, while it counts
 
     def locate(self) -> None:
         """Find the folders and files the hook's rules name: the libraries, the sandbox's own
@@ -119,6 +132,8 @@ class Auditor:
         unseen (frames, the garbage collector, ctypes, threads, trace hooks)."""
         if self.auditing or not self.armed:
             return
+        if event in ELSEWHERE and self.counted is not None:
+            self.counted["unseen"] += 1
         if event == REFUSED_EVENT:
             self.refused(str(args[0]))
         if event == TRACED_EVENT:
@@ -168,7 +183,10 @@ class Auditor:
         candidate's Python code that runs outside the counter's sight (called back from inside
         an operator's kernel, while torch has the counter off its dispatch mode stack) or the
         sight of the watch for values leaving torch (called back from inside a torch function,
-        `Tensor.apply_`, while torch has the watch off its function mode stack)."""
+        `Tensor.apply_`, while torch has the watch off its function mode stack); each process or
+        thread it starts (`ELSEWHERE`); and, as the call starts and ends, each process or
+        Python thread of its own still running, which may do its work (a per-head loop run in a
+        forked process scored as no loop)."""
         roots = (os.path.join(self.root, ""), os.path.join(os.path.realpath(self.root), ""))
         if counter is None or not self.root:
             yield
@@ -185,9 +203,13 @@ class Auditor:
         self.auditing = True  # the hook refuses profile hooks to everyone else
         sys.setprofile(watch)
         self.auditing = False
+        self.counted = counted
+        counted["unseen"] += helpers()
         try:
             yield
         finally:
+            self.counted = None
+            counted["unseen"] += helpers()
             self.auditing = True
             sys.setprofile(None)
             self.auditing = False

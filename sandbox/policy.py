@@ -85,6 +85,17 @@ REFUSED_EVENTS = (
     "ctypes.",
 )
 """Audit events (or their prefixes) refused from any code once candidate code may run."""
+ELSEWHERE = (
+    "os.fork",
+    "os.forkpty",
+    "os.posix_spawn",
+    "os.spawn",
+    "os.system",
+    "subprocess.Popen",
+    "_thread.start_new_thread",
+)
+"""Audit events of work starting in another process or thread, where the operation counter
+(this thread's dispatch mode) never sees what it runs: while it counts, each is unseen work."""
 
 
 class Refused(RuntimeError):

@@ -25,6 +25,8 @@ ATTACKS = {
     "red10_a02_apply_map_p5": ("multi_head_attention", "values out of torch"),
     # every head at once in each iteration, beside a larger softmax of its own
     "red10_a03_decoy_softmax_p11": ("mha_by_loop", "more than one head in one softmax"),
+    # each head in turn in a forked process, inside an autograd Function, beside a decoy
+    "red11_fork_loop_p5": ("multi_head_attention", "in another thread or process"),
 }
 
 

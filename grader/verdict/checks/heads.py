@@ -96,9 +96,9 @@ class PythonLoop(Check[LoopParams]):
         if any(c.unseen for c in counted):
             return Verdict(
                 CheckStatus.failed,
-                f"{name}'s torch operations were not all counted: its code ran called back from "
-                "inside a torch function or operator (such as Tensor.apply_), where they are "
-                "not seen",
+                f"{name}'s torch operations were not all counted: its code ran where they are "
+                "not seen (called back from inside a torch function or operator such as "
+                "Tensor.apply_, or in another thread or process)",
             )
         heads = ", ".join(map(str, self.params.heads))
         if any(c.products < 2 or c.softmaxes < 1 for c in counted):
