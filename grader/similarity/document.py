@@ -12,12 +12,15 @@ from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from grader.sandboxing.staging import MAX_FILES
 from grader.similarity.inlining import inline_helpers
 from grader.similarity.normalize import assigned_attributes, canonical
 
-MAX_MODULES = 64
-"""Modules of a submission inlined into one problem's document at most: those past it are
-named in the similarity report's notes, never passed over in silence."""
+MAX_MODULES = MAX_FILES
+"""Modules of a submission inlined into one problem's document at most: as many as staging
+takes Python files of a submission, so that every module a problem imports is compared (64
+empty modules imported first hid a copy, named only in a note); any past it would be named in
+the similarity report's notes, never passed over in silence."""
 BLANK = re.compile(r"\s+")
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 COMMENT = re.compile(r"#.*")
