@@ -155,15 +155,15 @@ def test_a_signal_stops_the_batch_and_leaves_no_container(
 
 
 STUCK = """
-import sys, time, uuid
+import sys, threading, time
 from grader.sandboxing import signals
-from grader.sandboxing.backends import cleanup
-from grader.sandboxing.engine import LABEL, client
+from grader.sandboxing.backends.cleanup import Run
+from grader.sandboxing.engine import client
 signals.STOP_SECONDS = float(sys.argv[2])
 signals.take()
-name = f"attention-grader-{uuid.uuid4().hex[:16]}"
-cleanup.register(name)
-client().containers.create(sys.argv[1], ["sleep", "600"], name=name, labels={LABEL: "1"})
+run = Run()
+create = lambda: client().containers.create(sys.argv[1], ["sleep", "600"], labels=run.labels)
+run.call(create, threading.Event())
 print("ready", flush=True)
 while True:  # a main thread that swallows what the signal raises: the grader hung
     try:
