@@ -19,7 +19,7 @@ from grader.grade import Grader
 from grader.reports.models import Student
 from grader.sandboxing.backends import cleanup, docker, warm
 from grader.sandboxing.backends.base import Limits
-from grader.sandboxing.engine import RUN_LABEL, DockerError
+from grader.sandboxing.engine import LABEL, RUN_LABEL, DockerError
 
 ROOT = Path(__file__).parent.parent
 LOOP = ROOT / "tests" / "hostile" / "infinite_loop"
@@ -103,7 +103,8 @@ def test_ctrl_c_while_the_engine_creates_stops_at_once_and_leaves_no_container(
     """Ctrl-C while two containers are being created (a throw-away one per submission, or the
     warm pool's, started ahead): the batch stops and the backend closes without waiting for the
     engine, no container is started, and the two the engine creates after the stop are gone
-    once it has."""
+    once it has; another grader's container stays."""
+    engine.labels["another grader's"] = {LABEL: "1", RUN_LABEL: "1-0123456789ab"}
     backend = make(2)
     grader = Grader(catalog, catalog.select(["causal_self_attention"]), backend, seed=0)
     interrupted: list[float] = []
@@ -124,5 +125,5 @@ def test_ctrl_c_while_the_engine_creates_stops_at_once_and_leaves_no_container(
     closing = time.monotonic()
     grader.close()  # the sweep waits for the engine's calls in flight, then removes by label
     assert time.monotonic() - closing < cleanup.SETTLE_SECONDS
-    assert engine.labelled(RUN_LABEL, backend.sandbox.run.id) == []
+    assert list(engine.labels) == ["another grader's"]
     assert engine.started == []

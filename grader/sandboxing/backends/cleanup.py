@@ -137,7 +137,22 @@ class Run:
             if settled:
                 _runs.discard(self)
         with contextlib.suppress(DockerError):
-            remove_containers(labelled_containers(RUN_LABEL, self.id))
+            remove_at_once(labelled_containers(RUN_LABEL, self.id))
+
+
+def remove_at_once(ids: list[str]) -> None:
+    """Remove containers each in a thread of its own: one slow removal holds up no other."""
+    started = []
+    for cid in ids:
+        remover = threading.Thread(target=remove_containers, args=([cid],))
+        try:
+            remover.start()
+        except RuntimeError:  # no new thread during the interpreter's exit
+            remove_containers([cid])
+        else:
+            started.append(remover)
+    for remover in started:
+        remover.join()
 
 
 def remove_active(settle: float = SETTLE_SECONDS) -> None:
