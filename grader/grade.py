@@ -12,7 +12,7 @@ import time
 import traceback
 import uuid
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -56,6 +56,11 @@ FILE_SYSTEM_LIMITS = {
     errno.EILSEQ: "a file name the file system refuses",
 }
 """What a candidate's files or names can break in the file system, by errno: a verdict."""
+
+
+STOPPING_SECONDS = 3.0
+"""Time a stopped batch waits for its running workers: none waits on the engine after a stop,
+so only the host's own work on a submission (staging, judging) may take that long."""
 
 
 START_LIMITS = (
@@ -275,15 +280,18 @@ class Grader:
         judged meanwhile); results come back in the input order.
 
         An exception here (Ctrl-C, SIGTERM), even while the submissions are handed out, stops
-        the batch: no submission starts, running workers are killed and their containers
-        removed before it propagates."""
+        the batch: no submission starts, and running workers end their runs without waiting on
+        the engine (their containers' removal under way) before it propagates, within
+        `STOPPING_SECONDS`; closing the backend removes whatever is left."""
         results: dict[Path, SubmissionReport] = {}
         students = students or {}
         self.stop.clear()
         self.slots = threading.BoundedSemaphore(max(1, jobs))
         pool = ThreadPoolExecutor(max_workers=max(1, jobs) + 1)
+        futures: dict[Future[SubmissionReport], Path] = {}
         try:
-            futures = {pool.submit(self.grade, s, None, students.get(s)): s for s in submissions}
+            for s in submissions:
+                futures[pool.submit(self.grade, s, None, students.get(s))] = s
             for future in as_completed(futures):
                 report = future.result()
                 results[futures[future]] = report
@@ -291,9 +299,10 @@ class Grader:
                     on_done(report)
         except BaseException:
             self.stop.set()
+            pool.shutdown(wait=False, cancel_futures=True)
+            wait(futures, timeout=STOPPING_SECONDS)
             raise
-        finally:
-            pool.shutdown(cancel_futures=True)
+        pool.shutdown()
         return [results[s] for s in submissions]
 
     def not_attempted(self, problem: Problem, staged: Staged) -> ProblemReport:

@@ -4,6 +4,7 @@ start the engine failed."""
 from __future__ import annotations
 
 import random
+import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -13,6 +14,7 @@ import pytest
 from docker.errors import APIError
 
 from grader.sandboxing.backends import docker
+from grader.sandboxing.backends.cleanup import Run
 from grader.sandboxing.backends.streams import HEADER, Demux
 from grader.sandboxing.engine import DockerError, client, engine_reachable
 
@@ -82,11 +84,13 @@ def test_a_start_the_engine_failed_is_tried_again_with_a_new_container(
     monkeypatch.setattr(docker, "remove_containers", removed.extend)
     monkeypatch.setattr(time, "sleep", lambda seconds: None)
     if failures < docker.START_ATTEMPTS:
-        container, streams = docker.start_container("image", ["python3"], {})
+        container, streams = docker.start_container(
+            "image", ["python3"], {"name": "n"}, Run(), threading.Event()
+        )
         assert cast(FlakyContainers, container).id == containers.created[-1]
         assert len(containers.created) == failures + 1
         assert removed == containers.created[:-1] and not cast(FakeStreams, streams).closed
     else:
         with pytest.raises(DockerError, match="container did not start: error running hook"):
-            docker.start_container("image", ["python3"], {})
+            docker.start_container("image", ["python3"], {"name": "n"}, Run(), threading.Event())
         assert len(containers.created) == docker.START_ATTEMPTS

@@ -15,6 +15,8 @@ from grader.errors import GraderError
 
 LABEL = "attention-grader"
 """Every container the grader starts carries the label `attention-grader=1`."""
+RUN_LABEL = "attention-grader.run"
+"""And this one, the run id of the backend that made it (`cleanup.Run`)."""
 CONNECT_SECONDS = 5
 """Time allowed for a first answer from the engine (its API version)."""
 API_SECONDS = 60
@@ -84,6 +86,12 @@ def remove_containers(names: Sequence[str]) -> None:
 
 def grader_containers() -> list[str]:
     """Ids of every container, running or not, that carries the grader's label."""
+    return labelled_containers(LABEL)
+
+
+def labelled_containers(label: str, value: str | None = None) -> list[str]:
+    """Ids of every container, running or not, that carries `label` (with `value`, if given)."""
+    wanted = label if value is None else f"{label}={value}"
     with engine_errors("cannot list containers"):
-        found = client().containers.list(all=True, filters={"label": LABEL}, sparse=True)
+        found = client().containers.list(all=True, filters={"label": wanted}, sparse=True)
     return [str(c.id) for c in found]

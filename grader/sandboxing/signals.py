@@ -3,9 +3,9 @@
 The first signal raises in the main thread (KeyboardInterrupt, SystemExit with 143), which
 stops a batch and removes its containers (`Grader.grade_many`, `cleanup`). A watchdog, started
 with the command, then gives the process `STOP_SECONDS` to end; should it still be alive, or a
-second signal come, it stops the process by force: the containers still registered removed,
-every thread's stack on stderr, and the first signal's status. The handler only writes a byte
-to the watchdog's pipe, so that nothing it does can block or fail.
+second signal come, it stops the process by force: the containers that carry its runs' labels
+removed, every thread's stack on stderr, and the first signal's status. The handler only writes
+a byte to the watchdog's pipe, so that nothing it does can block or fail.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from types import FrameType
 STOP_SECONDS = 10.0
 """Time a stopped command has to end on its own before it is stopped by force."""
 REMOVE_SECONDS = 10.0
-"""Time a forced stop waits for the engine to remove what is registered."""
+"""Time a forced stop waits for the engine to remove the process's containers."""
 
 _status: int | None = None
 _wake = -1
@@ -64,7 +64,7 @@ def _watch(read: int) -> None:
 
 
 def force_stop(status: int) -> None:
-    """Stop the process now, whatever holds it up: what is registered removed (as far as the
+    """Stop the process now, whatever holds it up: its containers removed (as far as the
     engine answers in time), every thread's stack on stderr, then exit with `status`."""
     try:
         from grader.sandboxing.backends import cleanup

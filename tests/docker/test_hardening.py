@@ -9,7 +9,8 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from grader.reports.models import ProblemStatus, SubmissionReport
 from grader.sandboxing.backends.docker import DockerBackend
 from tests import whole
 from tests.conftest import ROOT
-from tests.docker.engine import sandbox_containers
+from tests.docker.engine import process_containers, sandbox_containers
 
 pytestmark = pytest.mark.docker
 
@@ -106,6 +107,50 @@ def ignoring_and_blocking_sigterm() -> None:
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
 
 
+def grade_command(image: str, batch: Path, out: Path, *options: str) -> list[str]:
+    return [
+        sys.executable, "-c", "from grader.cli.main import main; main()", "grade", str(batch),
+        "--backend", "docker", "--image", image, "--jobs", "2",
+        "--problem", "causal_self_attention", "--out", str(out), *options,
+    ]  # fmt: skip
+
+
+def wait_for_containers(proc: subprocess.Popen[str], count: int) -> None:
+    deadline = time.monotonic() + 120
+    while len(process_containers(proc.pid)) < count:
+        assert time.monotonic() < deadline, "the containers never appeared"
+        assert proc.poll() is None, "the grader exited early"
+        time.sleep(0.2)
+
+
+@contextmanager
+def busy_batch(image: str, tmp_path: Path, busy: bool) -> Iterator[None]:
+    """A batch of complete submissions graded beside the test, each in a container of its own:
+    the engine creates, starts and removes containers all along, and the CPU is taken. It is
+    stopped by SIGTERM once the test is done, and must stop as cleanly."""
+    if not busy:
+        yield
+        return
+    batch = tmp_path / "busy"
+    for copy in range(40):
+        shutil.copytree(CONTROL, batch / f"complete{copy}")
+    command = grade_command(image, batch, tmp_path / "busy-reports", "--isolation", "container")
+    proc = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_containers(proc, 1)
+        yield
+        assert proc.poll() is None, "the busy batch ended before the test did"
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 128 + signal.SIGTERM, stderr
+    assert "stopping it now" not in stderr, stderr
+    assert process_containers(proc.pid) == [], stderr
+
+
+@pytest.mark.parametrize("busy", [False, True], ids=["alone", "beside_a_busy_batch"])
 @pytest.mark.parametrize(
     ("running", "sig", "parent"),
     [
@@ -122,48 +167,45 @@ def test_a_signal_stops_the_batch_and_leaves_no_container(
     running: int,
     sig: signal.Signals,
     parent: Callable[[], None],
+    busy: bool,
 ) -> None:
     """Ctrl-C or SIGTERM while one container starts or while two run, SIGTERM also where the
-    parent left it ignored and blocked: the grader stops by itself with the signal's status,
-    writes no report, and no container is left or started after."""
+    parent left it ignored and blocked, alone or beside a busy batch (whose engine takes its
+    time to create and start the grader's containers): the grader stops by itself with the
+    signal's status, writes no report, and no container of its own is left or started after."""
     batch = tmp_path / "batch"
     for copy in range(4):
         shutil.copytree(HOSTILE / "infinite_loop", batch / f"loop{copy}")
-    command = [
-        sys.executable, "-c", "from grader.cli.main import main; main()", "grade", str(batch),
-        "--backend", "docker", "--image", sandbox_image, "--jobs", "2",
-        "--problem", "causal_self_attention", "--out", str(tmp_path / "reports"),
-    ]  # fmt: skip
-    proc = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE, text=True, preexec_fn=parent)
-    try:
-        deadline = time.monotonic() + 60
-        while len(sandbox_containers()) < running:
-            assert time.monotonic() < deadline, "the containers never appeared"
-            assert proc.poll() is None, "the grader exited early"
-            time.sleep(0.2)
-        proc.send_signal(sig)
-        _, stderr = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 128 + sig, stderr
-    assert "stopping it now" not in stderr, stderr  # it stopped by itself
-    assert sandbox_containers() == [], stderr
-    time.sleep(2)
-    assert sandbox_containers() == [], "a container was started after the signal"
+    command = grade_command(sandbox_image, batch, tmp_path / "reports")
+    with busy_batch(sandbox_image, tmp_path, busy):
+        proc = subprocess.Popen(
+            command, cwd=ROOT, stderr=subprocess.PIPE, text=True, preexec_fn=parent
+        )
+        try:
+            wait_for_containers(proc, running)
+            proc.send_signal(sig)
+            _, stderr = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert proc.returncode == 128 + sig, stderr
+        assert "stopping it now" not in stderr, stderr  # it stopped by itself
+        assert process_containers(proc.pid) == [], stderr
+        time.sleep(2)
+        assert process_containers(proc.pid) == [], "a container was started after the signal"
     assert not list((tmp_path / "reports").glob("loop*.json"))
 
 
 STUCK = """
-import sys, time, uuid
+import sys, threading, time
 from grader.sandboxing import signals
-from grader.sandboxing.backends import cleanup
-from grader.sandboxing.engine import LABEL, client
+from grader.sandboxing.backends.cleanup import Run
+from grader.sandboxing.engine import client
 signals.STOP_SECONDS = float(sys.argv[2])
 signals.take()
-name = f"attention-grader-{uuid.uuid4().hex[:16]}"
-cleanup.register(name)
-client().containers.create(sys.argv[1], ["sleep", "600"], name=name, labels={LABEL: "1"})
+run = Run()
+create = lambda: client().containers.create(sys.argv[1], ["sleep", "600"], labels=run.labels)
+run.call(create, threading.Event())
 print("ready", flush=True)
 while True:  # a main thread that swallows what the signal raises: the grader hung
     try:

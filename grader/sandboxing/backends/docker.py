@@ -19,6 +19,7 @@ import threading
 import time
 import uuid
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
@@ -36,11 +37,11 @@ from grader.sandboxing.backends.base import (
     WorkerRun,
     feed,
 )
+from grader.sandboxing.backends.cleanup import Run, Stopped
 from grader.sandboxing.backends.drain import MIB, extract, stdout_cap
 from grader.sandboxing.backends.streams import Streams
 from grader.sandboxing.defaults import DEFAULT_TAG
 from grader.sandboxing.engine import (
-    LABEL,
     DockerError,
     client,
     engine_errors,
@@ -64,7 +65,7 @@ WORKER_COMMAND: tuple[str, ...] = (
 )  # fmt: skip
 
 
-def hardened_options(lim: Limits, name: str) -> dict[str, Any]:
+def hardened_options(lim: Limits, name: str, labels: dict[str, str]) -> dict[str, Any]:
     """Every option of a sandbox container (`containers.create` keywords) but its command and
     the submission's mount. Its stdin is open, for a client attached before it starts."""
     tmpfs = "rw,noexec,nosuid,nodev"
@@ -78,7 +79,7 @@ def hardened_options(lim: Limits, name: str) -> dict[str, Any]:
     }
     return {
         "name": name,
-        "labels": {LABEL: "1"},
+        "labels": labels,
         "stdin_open": True,
         "log_config": LogConfig(type=LogConfig.types.NONE),
         "network_mode": "none",
@@ -100,24 +101,28 @@ def hardened_options(lim: Limits, name: str) -> dict[str, Any]:
 
 
 def start_container(
-    image: str, command: Sequence[str], options: dict[str, Any]
+    image: str, command: Sequence[str], options: dict[str, Any], run: Run, stop: threading.Event
 ) -> tuple[Container, Streams]:
-    """Create a container, attach to its streams, then start it (`DockerError` if it cannot).
-    A start the engine fails (a runtime hook killed on a loaded machine) is tried again with a
-    new container: nothing has run in it yet."""
+    """Create a container, attach to its streams, then start it (`DockerError` if it cannot;
+    `Stopped` at once when `stop` is set, what was made is removed). A start the engine fails
+    (a runtime hook killed on a loaded machine) is tried again with a new container: nothing
+    has run in it yet."""
+    name = str(options["name"])
     attempt = 1
     while True:
         with engine_errors("container did not start"):
-            container = client().containers.create(image, list(command), **options)
-        streams = Streams(container)
+            container = run.call(
+                lambda: client().containers.create(image, list(command), **options), stop, name
+            )
+        streams = run.call(partial(Streams, container), stop, name)
         try:
             with engine_errors("container did not start"):
-                container.start()
-        except DockerError:
+                run.call(container.start, stop, name)
+        except DockerError as exc:
             streams.close()
-            if attempt == START_ATTEMPTS:
+            if attempt == START_ATTEMPTS or isinstance(exc, Stopped):
                 raise
-            remove_containers([str(container.id)])
+            run.call(partial(remove_containers, [str(container.id)]), stop)
             time.sleep(0.5 * attempt)
             attempt += 1
         else:
@@ -182,44 +187,47 @@ class Drain(threading.Thread):
             self.overflow.set()
 
 
-def container_state(container: Container) -> dict[str, Any] | None:
-    """The engine's record of how a container ran, if it still has one."""
+def container_state(container: Container, run: Run, stop: threading.Event) -> dict[str, Any] | None:
+    """The engine's record of how a container ran, if it still has one (and no stop came)."""
     try:
         with engine_errors("cannot inspect the container"):
-            container.reload()
+            run.call(container.reload, stop)
     except DockerError:
         return None
     state = container.attrs.get("State")
     return state if isinstance(state, dict) else None
 
 
-def wait_exit(container: Container, seconds: float) -> int | None:
-    """The container's exit code once it ended, or None if it runs on after `seconds`."""
+def wait_exit(container: Container, seconds: float, run: Run, stop: threading.Event) -> int | None:
+    """The container's exit code once it ended, or None if it runs on after `seconds` (or a
+    stop came)."""
     try:
         with engine_errors("cannot wait for the container"):
-            status = container.wait(timeout=max(seconds, 0.1))
+            status = run.call(lambda: container.wait(timeout=max(seconds, 0.1)), stop)
     except DockerError:
         return None
     code = status.get("StatusCode")
     return code if isinstance(code, int) else None
 
 
-def kill(container: Container) -> None:
+def kill(container: Container, run: Run, stop: threading.Event) -> None:
     """SIGKILL the container's processes; it may have ended already."""
     try:
         with engine_errors("cannot kill the container"):
-            container.kill()
+            run.call(container.kill, stop)
     except DockerError:
         return
 
 
 class SandboxImage:
     """The image a Docker backend runs, and what every report records of it: its facts, read
-    once (an error is not kept: the next report tries again), and the backend's isolation."""
+    once (an error is not kept: the next report tries again), and the backend's isolation; the
+    run its containers belong to."""
 
     def __init__(self, tag: str | None) -> None:
         self.tag = tag or DEFAULT_TAG
         self._facts: dict[str, str] | None = None
+        self.run = Run()
         cleanup.install()
 
     def describe(self, isolation: Isolation) -> dict[str, str]:
@@ -247,7 +255,8 @@ class DockerBackend:
         return self.sandbox.describe(self.isolation)
 
     def close(self) -> None:
-        """Nothing to release: every container is removed when its run ends."""
+        """Remove what a stop left: every container is removed when its run ends."""
+        self.sandbox.run.sweep()
 
     def run(self, job: WorkerJob) -> WorkerRun:
         """Run one container to completion and extract its result stream into `job.out_dir`.
@@ -264,14 +273,10 @@ class DockerBackend:
         except OSError as exc:
             return WorkerRun(exit_code=None, environment=env, fault=f"cannot start: {exc}")
         with tempfile.TemporaryFile(prefix="grader-stdout-") as tar:
-            cleanup.register(name)
             try:
                 run = self._run_container(name, job, tar)
             finally:
-                try:
-                    remove_containers([name])
-                finally:
-                    cleanup.unregister(name)
+                self.sandbox.run.remove(name, job.stop)
             run.environment = env
             if run.fault is None:  # what arrived before a timeout or a cut still counts
                 extract(tar, job, run)
@@ -284,11 +289,14 @@ class DockerBackend:
             return WorkerRun(exit_code=None, fault=STOPPED)
         source = str(job.submission_dir.resolve())
         submission = Mount(target="/submission", source=source, type="bind", read_only=True)
-        options = {**hardened_options(limits, name), "mounts": [submission]}
+        engine = self.sandbox.run
+        options = {**hardened_options(limits, name, engine.labels), "mounts": [submission]}
         try:
-            container, streams = start_container(self.image, self.command, options)
+            container, streams = start_container(
+                self.image, self.command, options, engine, job.stop
+            )
         except DockerError as exc:
-            return WorkerRun(exit_code=None, fault=str(exc))
+            return WorkerRun(exit_code=None, fault=STOPPED if job.stop.is_set() else str(exc))
         drain = Drain(streams, tar, stdout_cap(limits), limits.log_bytes)
         try:
             feed(streams.send, job.job, streams.end_input)
@@ -296,12 +304,15 @@ class DockerBackend:
             deadline = start + limits.wall_seconds + STARTUP_GRACE_SECONDS
             timed_out = self._watch(drain, deadline, job)
             cut = timed_out or drain.overflow.is_set() or job.stop.is_set()
-            code = None if cut else wait_exit(container, deadline - time.monotonic())
-            if code is None:  # cut, or still running once its streams ended
+            code = None
+            if not cut:
+                code = wait_exit(container, deadline - time.monotonic(), engine, job.stop)
+            if code is None and not job.stop.is_set():  # cut, or running once its streams ended
                 timed_out = timed_out or not cut
-                kill(container)
+                kill(container, engine, job.stop)
             elapsed = time.monotonic() - start
-            drain.join(timeout=EXIT_SECONDS)
+            if not job.stop.is_set():  # a stopped one is removed without waiting for it
+                drain.join(timeout=EXIT_SECONDS)
         finally:
             streams.close()
         run = WorkerRun(
@@ -318,7 +329,10 @@ class DockerBackend:
         if code == 0:
             run.exit_code = 0  # the worker's own clean exit: nothing more to ask the engine
             return run
-        state = container_state(container)
+        state = container_state(container, engine, job.stop)
+        if job.stop.is_set():
+            run.fault = STOPPED
+            return run
         if state is None:
             run.fault = "the engine lost the container"
             return run

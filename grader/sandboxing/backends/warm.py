@@ -24,7 +24,6 @@ from typing import IO, Any
 
 from pydantic import ValidationError
 
-from grader.sandboxing.backends import cleanup
 from grader.sandboxing.backends.base import (
     STOPPED,
     BackendName,
@@ -33,6 +32,7 @@ from grader.sandboxing.backends.base import (
     WorkerJob,
     WorkerRun,
 )
+from grader.sandboxing.backends.cleanup import POLL_SECONDS, Run, Stopped
 from grader.sandboxing.backends.docker import (
     EXIT_SECONDS,
     IN_IMAGE,
@@ -46,7 +46,7 @@ from grader.sandboxing.backends.docker import (
 )
 from grader.sandboxing.backends.drain import MIB, extract, stdout_cap
 from grader.sandboxing.backends.streams import Streams
-from grader.sandboxing.engine import DockerError, remove_containers
+from grader.sandboxing.engine import DockerError
 from grader.sandboxing.protocol import encode_submission, read_end
 from grader.sandboxing.staging import MAX_TOTAL_BYTES
 
@@ -62,10 +62,6 @@ MAX_FRAME = 1 << 20
 
 class ProtocolError(Exception):
     """The worker's frames are not what it should send."""
-
-
-class Stopped(Exception):
-    """The batch was interrupted."""
 
 
 class Gone(Exception):
@@ -154,22 +150,28 @@ class Frames:
 
 
 class WarmContainer:
-    """One serving container: started at once, ready once its worker has imported torch."""
+    """One serving container of `run`: started at once (unless `stop` is set first), ready once
+    its worker has imported torch."""
 
-    def __init__(self, image: str, limits: Limits, count: int) -> None:
+    def __init__(
+        self, image: str, limits: Limits, count: int, run: Run, stop: threading.Event
+    ) -> None:
         self.name = f"attention-grader-{uuid.uuid4().hex[:16]}"
         self.key = container_key(limits)
+        self.run = run
         self.retired = False
         self.ready = False
         self.left = count
-        cleanup.register(self.name)
+        # /tmp holds the submission's copy besides what the candidate may write there
+        room = limits.tmpfs_mb + -(-MAX_TOTAL_BYTES // MIB)
+        wider = limits.model_copy(update={"tmpfs_mb": room})
+        options = hardened_options(wider, self.name, run.labels)
         try:
-            # /tmp holds the submission's copy besides what the candidate may write there
-            room = limits.tmpfs_mb + -(-MAX_TOTAL_BYTES // MIB)
-            options = hardened_options(limits.model_copy(update={"tmpfs_mb": room}), self.name)
-            self.container, self.streams = start_container(image, serve_command(count), options)
+            self.container, self.streams = start_container(
+                image, serve_command(count), options, run, stop
+            )
         except DockerError:
-            self._remove()
+            run.remove(self.name, stop)
             raise
         self.stderr = Tail(limits.log_bytes)
         self.frames = Frames(self.streams, self.stderr)
@@ -202,7 +204,7 @@ class WarmContainer:
             frame = self.frames.next(start + READY_SECONDS, job.stop)
             if frame is None or frame[0] != b"R":
                 self.retired = True
-                wait_exit(self.container, EXIT_SECONDS)
+                wait_exit(self.container, EXIT_SECONDS, self.run, job.stop)
                 detail = self.stderr.since(0).strip()[-2000:]
                 return WorkerRun(exit_code=None, fault=f"container did not start: {detail}")
             self.ready = True
@@ -229,7 +231,7 @@ class WarmContainer:
             if frame is None and idle and frames == 0:
                 raise Gone
             if frame is None:
-                return self._died()
+                return self._died(job.stop)
             frames += 1
             kind, payload = frame
             if kind == b"E":
@@ -260,26 +262,22 @@ class WarmContainer:
             oom_killed=bool(ended.oom_kills),
         )
 
-    def _died(self) -> WorkerRun:
+    def _died(self, stop: threading.Event) -> WorkerRun:
         """The container ended in the middle of a submission (its worker killed or crashed)."""
         self.retired = True
-        code = wait_exit(self.container, EXIT_SECONDS)
-        state = container_state(self.container) or {}  # none: what arrived still counts
+        code = wait_exit(self.container, EXIT_SECONDS, self.run, stop)
+        if stop.is_set():
+            raise Stopped
+        state = container_state(self.container, self.run, stop) or {}  # none: what came counts
         return WorkerRun(
             exit_code=state.get("ExitCode", code),
             oom_killed=bool(state.get("OOMKilled", False)),
         )
 
-    def close(self) -> None:
-        """End the container at once and remove it."""
+    def close(self, stop: threading.Event) -> None:
+        """End the container at once and remove it (in the background once `stop` is set)."""
         self.streams.close()
-        self._remove()
-
-    def _remove(self) -> None:
-        try:
-            remove_containers([self.name])
-        finally:
-            cleanup.unregister(self.name)
+        self.run.remove(self.name, stop)
 
 
 class WarmBackend:
@@ -304,11 +302,11 @@ class WarmBackend:
         self._idle: list[WarmContainer] = []
         self._starting: list[Future[WarmContainer]] = []
         self._lock = threading.Lock()
+        self._closing = threading.Event()
         if ready is not None and workers > 0:
             starter = ThreadPoolExecutor(max_workers=workers)
             self._starting = [
-                starter.submit(WarmContainer, self.image, ready, serve_count)
-                for _ in range(workers)
+                starter.submit(self._new, ready, self._closing) for _ in range(workers)
             ]
             starter.shutdown(wait=False)
 
@@ -318,20 +316,19 @@ class WarmBackend:
         try:
             job.out_dir.mkdir(parents=True, exist_ok=True)
             make_readable(job.submission_dir)
-            container = self._acquire(job.limits)
+            container = self._acquire(job)
         except OSError as exc:
             return WorkerRun(exit_code=None, fault=f"cannot start: {exc}")
         except DockerError as exc:
-            return WorkerRun(exit_code=None, fault=str(exc))
+            return WorkerRun(exit_code=None, fault=STOPPED if job.stop.is_set() else str(exc))
         try:
             run = self._grade_on(container, job)
         except Gone:
-            if job.stop.is_set():
-                return WorkerRun(exit_code=None, fault=STOPPED)
             try:
-                container = WarmContainer(self.image, job.limits, self.serve_count)
+                container = self._new(job.limits, job.stop)
             except DockerError as exc:
-                return WorkerRun(exit_code=None, fault=str(exc))
+                fault = STOPPED if job.stop.is_set() else str(exc)
+                return WorkerRun(exit_code=None, fault=fault)
             run = self._grade_on(container, job)
         run.environment = {"backend": self.name, "image": self.image, "container": container.name}
         return run
@@ -339,16 +336,20 @@ class WarmBackend:
     def describe(self) -> dict[str, str]:
         return self.sandbox.describe(self.isolation)
 
+    def _new(self, limits: Limits, stop: threading.Event) -> WarmContainer:
+        return WarmContainer(self.image, limits, self.serve_count, self.sandbox.run, stop)
+
     def _grade_on(self, container: WarmContainer, job: WorkerJob) -> WorkerRun:
         try:
             return container.grade(job)
         finally:
-            self._release(container)
+            self._release(container, job.stop)
 
-    def _acquire(self, limits: Limits) -> WarmContainer:
-        """An idle container started with these limits, else one started ahead (once it is
-        created), else a new one in place of another."""
-        key = container_key(limits)
+    def _acquire(self, job: WorkerJob) -> WarmContainer:
+        """An idle container started with the job's limits, else one started ahead (once it is
+        created), else a new one in place of another; `Stopped` when the job's batch stops
+        first."""
+        key = container_key(job.limits)
         with self._lock:
             match = next((c for c in self._idle if c.key == key), None)
             starting = self._starting.pop(0) if match is None and self._starting else None
@@ -359,23 +360,37 @@ class WarmBackend:
         if match is not None:
             return match
         if starting is not None:
-            started = starting.result()  # DockerError: its start failed, as a new one's would
+            started = self._started(starting, job.stop)
             if started.key == key:
                 return started
             other = started
         if other is not None:
-            other.close()
-        return WarmContainer(self.image, limits, self.serve_count)
+            other.close(job.stop)
+        return self._new(job.limits, job.stop)
 
-    def _release(self, container: WarmContainer) -> None:
+    def _started(self, starting: Future[WarmContainer], stop: threading.Event) -> WarmContainer:
+        """The container started ahead, once created (`DockerError`: its start failed, as a
+        new one's would); given back to the pool for `close` when `stop` comes first."""
+        while True:
+            try:
+                return starting.result(timeout=POLL_SECONDS)
+            except TimeoutError:
+                if stop.is_set():
+                    with self._lock:
+                        self._starting.append(starting)
+                    raise Stopped from None
+
+    def _release(self, container: WarmContainer, stop: threading.Event) -> None:
         if container.retired:
-            container.close()
+            container.close(stop)
             return
         with self._lock:
             self._idle.append(container)
 
     def close(self) -> None:
-        """End every idle container, and those started ahead that no run took."""
+        """End every idle container, and those started ahead that no run took (their starts
+        abandoned), then remove whatever else carries the backend's label."""
+        self._closing.set()
         with self._lock:
             idle, self._idle = self._idle, []
             starting, self._starting = self._starting, []
@@ -383,4 +398,5 @@ class WarmBackend:
             with contextlib.suppress(DockerError):
                 idle.append(future.result())
         for container in idle:
-            container.close()
+            container.close(self._closing)
+        self.sandbox.run.sweep()
