@@ -92,9 +92,9 @@ def test_records_past_the_probes_asked_are_not_read(tmp_path: Path) -> None:
     junk = b"".join(record("", EMPTY, index) for index in range(1, 40_000))
     for tail, reason in ((junk, "record 3: over the limit of 2 records"), (b"\0" * 800_000, "")):
         write_results(tmp_path, record(probe_json("p0")), tail)
-        start = time.process_time()
+        start = time.thread_time()
         run = read_problem(tmp_path, "prob", ASKED, SEAL)
-        assert time.process_time() - start < 0.5
+        assert time.thread_time() - start < 0.5
         assert list(run.probes) == ["p0"] and len(run.invalid) == 2 - (not reason), run.invalid
         assert run.invalid[-1].endswith(reason or "record 2: " + UNSEALED), run.invalid
         shutil.rmtree(tmp_path / "prob")
@@ -107,9 +107,9 @@ def test_probe_data_has_a_budget_and_many_errors_are_counted(tmp_path: Path) -> 
     attrs: dict[str, list[int]] = {str(i): [] for i in range(40_000)}
     many_errors = record(probe_json(inspect={**inspect, "attrs": attrs}))
     write_results(tmp_path, many_errors, record(" " * results.MAX_PROBLEM_JSON_BYTES, index=1))
-    start = time.process_time()
+    start = time.thread_time()  # this thread's: others left running by other tests not counted
     run = read_problem(tmp_path, "prob", ASKED, SEAL)
-    assert time.process_time() - start < 1
+    assert time.thread_time() - start < 1
     assert run.invalid[0].startswith(f"{RESULTS_FILE} record 1: ")
     assert run.invalid[0].endswith("0 validation errors for ProbeData")
     assert run.invalid[1] == f"{RESULTS_FILE} record 2: over the limit of its probe data"

@@ -56,6 +56,17 @@ class SlowEngine:
 
 
 @pytest.fixture
+def ctrl_c_raises() -> Iterator[None]:
+    """Ctrl-C raises KeyboardInterrupt, as at a terminal, whatever ran the tests (a shell's
+    background job ignores it, and Python then installs no handler)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@pytest.fixture
 def engine(monkeypatch: pytest.MonkeyPatch) -> Iterator[SlowEngine]:
     slow = SlowEngine()
     monkeypatch.setattr(docker, "client", lambda: SimpleNamespace(containers=slow))
@@ -97,6 +108,7 @@ def warm_pool(jobs: int) -> Sandbox:
 
 
 @pytest.mark.parametrize("make", [throw_away, warm_pool])
+@pytest.mark.usefixtures("ctrl_c_raises")
 def test_ctrl_c_while_the_engine_creates_stops_at_once_and_leaves_no_container(
     engine: SlowEngine, catalog: Catalog, make: Callable[[int], Sandbox]
 ) -> None:

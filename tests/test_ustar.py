@@ -74,10 +74,10 @@ def test_pax_bomb_is_rejected_at_once(tmp_path: Path) -> None:
     bomb = member("p/p0.json", kind=tarfile.XHDTYPE)
     bomb.size = 8 << 20
     stream = bomb.tobuf(tarfile.USTAR_FORMAT) + b"9" * bomb.size
-    start = time.process_time()  # this process's CPU: the attack's cost, whatever the load
+    start = time.thread_time()  # this thread's CPU: the attack's cost, whatever the load
     with pytest.raises(UnsafeArchiveError, match="not a regular file"):
         extract(stream, tmp_path)
-    assert time.process_time() - start < 0.5
+    assert time.thread_time() - start < 0.5
     assert list(tmp_path.iterdir()) == []
 
 
