@@ -15,4 +15,4 @@ fi
 if command -v chromium >/dev/null; then
     export GRADER_BROWSER_TESTS=1
 fi
-pytest -q
+pytest -q --durations=15
