@@ -15,12 +15,19 @@ then the latency of one complete submission: a fresh container (cold) and a warm
 its default local backend and in a fresh container (of the default image: `check` has no
 `--image`).
 
+With `--phases N` it measures instead where the time of N complete submissions goes, graded
+one at a time on the local backend: each phase of the problems' children (`phases.py`: the
+fork, loading the problem's part, setting up and arming the guard, importing the candidate's
+files, the probes, the guard's checks, the records, the exit), the host's judging, and the
+rest of the host's work (staging, the worker's start, reading the results), per submission.
+
 With `--rounds R` the batch is cut into R slices and the designs take turns, slice by slice
 (each design's workers kept from one slice to the next), so that a shared machine's drift
 falls on every design alike.
 
     python benchmarks/grading_throughput.py --copies 12 --jobs 2
     python benchmarks/grading_throughput.py --copies 200 --design floor --design warm --rounds 5
+    python benchmarks/grading_throughput.py --phases 20
 """
 
 from __future__ import annotations
@@ -36,14 +43,17 @@ from functools import partial
 from pathlib import Path
 
 import click
+import phases
 
 from grader.courses.catalog import Catalog
 from grader.grade import Grader
 from grader.reports.models import SubmissionReport
+from grader.sandboxing.backends import local
 from grader.sandboxing.backends.base import Backend, batch_limits
 from grader.sandboxing.backends.docker import DockerBackend
 from grader.sandboxing.backends.warm import WarmBackend
 from grader.sandboxing.defaults import DEFAULT_TAG
+from grader.sandboxing.paths import WORKER_FILE
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "submissions"
@@ -139,6 +149,55 @@ def latency(backend: Backend, submission: Path, seed: int, warm: bool) -> float:
         grader.close()
 
 
+def phase_breakdown(count: int, seed: int) -> list[tuple[str, float]]:
+    """Seconds per complete submission of each phase, graded `count` times one at a time on
+    the local backend (after one to warm up): the children's phases, the host's judging, the
+    rest of the host's work."""
+    catalog = Catalog()
+    with tempfile.TemporaryDirectory(prefix="grader-phases-") as tmp:
+        folder = Path(tmp)
+        folder.chmod(0o777)
+        vars(local)["WORKER_FILE"] = phases.launcher(folder)
+        judging = [0.0]
+        try:
+            with Grader(catalog, list(catalog.problems.values()), local.LocalBackend(), seed) as g:
+                judge = g.judge
+
+                def timed_judge(*args: object, **kwargs: object) -> object:
+                    start = time.perf_counter()
+                    try:
+                        return judge(*args, **kwargs)  # type: ignore[arg-type]
+                    finally:
+                        judging[0] += time.perf_counter() - start
+
+                g.grade(EXAMPLES / "complete")
+                for path in folder.glob("phases-*.json"):
+                    path.unlink()
+                vars(g)["judge"] = timed_judge
+                start = time.perf_counter()
+                for _ in range(count):
+                    report = g.grade(EXAMPLES / "complete")
+                    if report.total != report.max_total:
+                        raise click.ClickException(f"the complete example scored {report.total}")
+                wall = time.perf_counter() - start
+        finally:
+            vars(local)["WORKER_FILE"] = WORKER_FILE
+        workers = phases.read(folder)
+    if len(workers) != count:
+        raise click.ClickException(f"{len(workers)} workers wrote their phases, not {count}")
+    totals = dict.fromkeys((*phases.PHASES, "child"), 0.0)
+    for problems in workers:
+        for times in problems.values():
+            for phase, seconds in times.items():
+                totals[phase] += seconds
+    children = totals.pop("child")
+    rows = [(f"child: {p}", totals[p] / count) for p in phases.PHASES]
+    rows.append(("child: the rest", (children - sum(totals.values())) / count))
+    rows.append(("host: judging", judging[0] / count))
+    rows.append(("host: the rest", (wall - children - judging[0]) / count))
+    return rows
+
+
 @click.command()
 @click.option("--copies", multiple=True, type=int, default=[12], show_default=True)
 @click.option("--set", "sets", multiple=True, type=click.Choice(["complete", "class"]))
@@ -147,6 +206,7 @@ def latency(backend: Backend, submission: Path, seed: int, warm: bool) -> float:
 @click.option("--image", default=DEFAULT_TAG, show_default=True)
 @click.option("--seed", default=0, show_default=True)
 @click.option("--rounds", default=1, show_default=True, help="slices the designs take in turn")
+@click.option("--phases", "phase_count", type=int, help="time the phases of N submissions instead")
 def main(
     copies: tuple[int, ...],
     sets: tuple[str, ...],
@@ -155,7 +215,17 @@ def main(
     image: str,
     seed: int,
     rounds: int,
+    phase_count: int | None,
 ) -> None:
+    if phase_count is not None:
+        rows = phase_breakdown(phase_count, seed)
+        whole = sum(seconds for _, seconds in rows)
+        click.echo(f"one complete submission at a time, {phase_count} times; per submission:")
+        click.echo("| phase | ms | share |\n| --- | --- | --- |")
+        for name, seconds in rows:
+            click.echo(f"| {name} | {seconds * 1000:.1f} | {seconds / whole:.0%} |")
+        click.echo(f"| all | {whole * 1000:.1f} | 100% |")
+        return
     examples = {
         "complete": [EXAMPLES / "complete"],
         "class": sorted(p for p in EXAMPLES.iterdir() if p.is_dir()),

@@ -41,6 +41,7 @@ from sandbox.policy import (
     PythonTarget,
     attention_operators,
     describe_call,
+    in_place,
     op_schema,
     python_targets,
     refusing,
@@ -63,6 +64,7 @@ class Guard(Auditor):
         self.local = Flags()
         self.canary = False
         self.kernels: dict[tuple[str, str], str] = {}  # (operator, key) -> its kernel's origin
+        self.kernel_keys: list[tuple[str, Any, str]] = []  # the same, the key as torch's enum
         self.targets: list[PythonTarget] = []
         self.neutered: list[Neutered] = []
         self.sdpa: Any = None
@@ -110,6 +112,8 @@ class Guard(Auditor):
         if hasattr(torch.library, "get_kernel"):
             for op, key in self.kernels:
                 self.kernels[(op, key)] = repr(torch.library.get_kernel(op, key))
+            members = torch._C.DispatchKey.__members__
+            self.kernel_keys = [(op, members[key], o) for (op, key), o in self.kernels.items()]
 
     def register(
         self, library: Any, op: str, key: str, names: list[str], refuse_only: bool
@@ -242,21 +246,19 @@ class Guard(Auditor):
         missing = [
             f"the refusal of {getattr(item.owner, '__qualname__', item.owner)}"
             for item in self.neutered
-            if (
-                getattr(item.owner, item.attribute, None) if item.attribute else item.owner.__code__
-            )
-            is not item.refusing
+            if in_place(item) is not item.refusing
         ]
         state = (self.armed, self.refuse, self.local.depth, self.local.backward)
         if state != (True, self.policy, 0, False):
             missing.append("its state (armed, refused families, depth)")
         if ("aten::scaled_dot_product_attention", "CPU") in self.kernels:
             missing += self.canaries((False, True) if full else (False,))
-        if full and hasattr(torch.library, "get_kernel"):
+        if full:
+            computed = torch._C._dispatch_get_computed_kernel_for_dispatch_key
             missing += [
-                f"its kernel for {op} on {key}"
-                for (op, key), origin in self.kernels.items()
-                if repr(torch.library.get_kernel(op, key)) != origin
+                f"its kernel for {op} on {key.name}"
+                for op, key, origin in self.kernel_keys
+                if repr(computed(op, key)) != origin
             ]
         return [{"kind": "tampering", "what": f"the policy guard lost {m}"} for m in missing]
 

@@ -45,10 +45,9 @@ import torch
 
 from sandbox.child import run_submission
 from sandbox.folders import SCRATCH_ROOTS, snapshot
-from sandbox.guard import GUARD
 from sandbox.processes import BASELINE, cap_address_space, own_state, protect_worker
 from sandbox.records import read_job
-from sandbox.serve import serve
+from sandbox.serve import serve, warm_up
 from sandbox.stream import PipeWriter
 
 
@@ -90,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         return serve(from_host, data_fd, args.out, args.serve)
     if args.submission is None:
         parser.error("--submission is required without --serve")
-    GUARD.install()  # before the job arrives: a worker started ahead is ready for it
+    warm_up()  # before the job arrives: a worker started ahead is ready for it
     if args.memory_mb is not None:
         cap_address_space(args.memory_mb)
         BASELINE.update(own_state())  # what each child is set back to
