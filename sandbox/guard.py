@@ -40,6 +40,7 @@ from sandbox.policy import (
     Neutered,
     PythonTarget,
     attention_operators,
+    compiled,
     describe_call,
     in_place,
     op_schema,
@@ -47,6 +48,7 @@ from sandbox.policy import (
     refusing,
     sealed,
 )
+from sandbox.processes import c_library, exec_filter
 from sandbox.protocol import FAMILIES, PolicyEvent, family_of
 
 
@@ -336,6 +338,17 @@ def unlisted() -> None:
             sys.modules[name] = types.ModuleType(name)
         else:
             del sys.modules[name]
+
+
+def before_forks() -> None:
+    """Do once, in the worker before it forks, what each problem's child would otherwise do
+    itself: compile the grader's sealed code, build the seccomp program, take the sandbox's
+    modules out of `sys.modules` (the worker imports none after this; each child still checks)."""
+    for source in (IMPORT_HOOK, TRACER):
+        compiled(source)
+    exec_filter()
+    c_library()
+    unlisted()
 
 
 GUARD = Guard()

@@ -5,6 +5,7 @@ functions, the refusing code put in their place, and the lists the audit hook re
 from __future__ import annotations
 
 import dis
+import functools
 import gc
 import inspect
 import os
@@ -120,12 +121,18 @@ SEALED_BUILTINS = {
 }
 
 
+@functools.cache
+def compiled(source: str) -> types.CodeType:
+    """The code of the grader's own `source`, compiled once (by the worker, before it forks)."""
+    return compile(source, "<attention-grader>", "exec")
+
+
 def sealed_space(source: str, **names: Any) -> dict[str, Any]:
     """The functions `source` defines, with globals of their own (`names` and a few builtins),
     not this module's: a function the candidate's code can reach must not lead to the worker's
     objects."""
     space: dict[str, Any] = {"__builtins__": SEALED_BUILTINS, **names}
-    exec(compile(source, "<attention-grader>", "exec"), space)
+    exec(compiled(source), space)
     return {k: v for k, v in space.items() if inspect.isfunction(v)}
 
 

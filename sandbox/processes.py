@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import functools
 import os
 import platform
 import resource
@@ -143,16 +144,19 @@ class SockFprog(ctypes.Structure):
     ]
 
 
-def deny_exec() -> bool:
-    """Make this process and its descendants unable to run another program (`execve`,
-    `execveat`) or start a thread (`clone` of a thread; `clone3`, which the C library then
-    replaces with `clone`), with a seccomp filter the kernel enforces and nothing in the process
-    can remove: a program started afresh would run without the policy guard, a thread unseen
-    by the operation counter. Forking still works. False where this machine's system call
-    numbers are not known here."""
+@functools.cache
+def c_library() -> ctypes.CDLL:
+    """The C library, loaded once (by the worker, before it forks)."""
+    return ctypes.CDLL(None, use_errno=True)
+
+
+@functools.cache
+def exec_filter() -> SockFprog | None:
+    """The seccomp program `deny_exec` installs, built once (by the worker, before it forks);
+    None where this machine's system call numbers are not known here."""
     numbers = SYSCALLS.get(platform.machine())
     if numbers is None:
-        return False
+        return None
     arch, execve, execveat, clone, clone3 = numbers
     denied, absent = SECCOMP_RET_ERRNO | errno.EPERM, SECCOMP_RET_ERRNO | errno.ENOSYS
     program = [
@@ -172,11 +176,22 @@ def deny_exec() -> bool:
         (BPF_RET_K, 0, 0, denied),  # 13
     ]
     filters = (SockFilter * len(program))(*(SockFilter(*line) for line in program))
-    fprog = SockFprog(len(program), filters)
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+    return SockFprog(len(program), filters)
+
+
+def deny_exec() -> bool:
+    """Make this process and its descendants unable to run another program (`execve`,
+    `execveat`) or start a thread (`clone` of a thread; `clone3`, which the C library then
+    replaces with `clone`), with a seccomp filter the kernel enforces and nothing in the process
+    can remove: a program started afresh would run without the policy guard, a thread unseen
+    by the operation counter. Forking still works. False where this machine's system call
+    numbers are not known here."""
+    fprog = exec_filter()
+    if fprog is None:
+        return False
+    if c_library().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
-    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+    if c_library().prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP) failed")
     return True
 

@@ -30,7 +30,7 @@ from torch import nn
 
 from sandbox.child import run_submission, worker_report
 from sandbox.folders import MAX_CLEANUP_ENTRIES, SCRATCH_ROOTS, SUBMISSION_DIR, empty
-from sandbox.guard import GUARD
+from sandbox.guard import GUARD, before_forks
 from sandbox.processes import kill_all_others, oom_kills, own_state, remove_ipc
 from sandbox.protocol import (
     MAX_INDEX_BYTES,
@@ -170,6 +170,7 @@ def warm_up() -> None:
     (out.sum() + context.sum() + sdpa.sum()).backward()
     load_tensors(encode_tensors({"out": out.detach().double().contiguous()}))
     GUARD.install()
+    before_forks()
     if len(os.listdir("/proc/self/task")) != 1:
         raise RuntimeError("warming up started a thread: forking would not be safe")
     gc.freeze()
