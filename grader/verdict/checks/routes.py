@@ -18,7 +18,8 @@ import tokenize
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache, cached_property
+from functools import cache, cached_property, lru_cache
+from typing import cast
 
 import torch
 
@@ -211,8 +212,10 @@ def cookie_route(data: bytes) -> Route | None:
     return Route(len(lines), f"a '# coding: {declared}' declaration", True)
 
 
+@lru_cache(maxsize=65536)
 def tampering_of(path: str) -> str | None:
-    """What a resolved dotted path reaches, if it can only serve to hide a route."""
+    """What a resolved dotted path reaches, if it can only serve to hide a route (kept for the
+    run: the same paths come back in every file)."""
     parts = path.split(".")
     if "_C" in parts:
         return TAMPERING["torch._C"]
@@ -664,9 +667,13 @@ def name_arguments(name: str, node: ast.Call) -> list[ast.expr]:
 
 
 def find_routes(file: SourceFile, forbidden: set[str], defined: set[str]) -> list[Route]:
-    """Every route to a forbidden name in one file, and every construct that hides one."""
+    """Every route to a forbidden name in one file, and every construct that hides one (found
+    once per file and question)."""
     if file.tree is None:
         return []
-    routes = RouteFinder(file, forbidden, defined).run()
-    cookie = cookie_route(file.data)
-    return sorted([*routes, cookie]) if cookie else routes
+    key = ("routes", frozenset(forbidden), frozenset(defined))
+    if key not in file.memo:
+        routes = RouteFinder(file, forbidden, defined).run()
+        cookie = cookie_route(file.data)
+        file.memo[key] = tuple(sorted([*routes, cookie]) if cookie else routes)
+    return list(cast(tuple[Route, ...], file.memo[key]))

@@ -10,7 +10,7 @@ import re
 import sys
 import tokenize
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from grader.sandboxing.parsetime import too_slow
@@ -171,6 +171,9 @@ class SourceFile:
     path: str
     module: str
     data: bytes  # as handed in: Python decodes it itself
+    memo: dict[object, object] = field(default_factory=dict, compare=False, repr=False)
+    """What a check found in the file, by what it asked: each problem whose scope holds the
+    file asks again."""
 
     @cached_property
     def parsed(self) -> ast.Module | Unreadable:
