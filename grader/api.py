@@ -48,6 +48,7 @@ from grader.specs.course import reveal_after_due
 
 if TYPE_CHECKING:
     from grader.courses.catalog import Catalog, Problem
+    from grader.economy import ProbeWorth
     from grader.validate import Outcome
 
 __all__ = [
@@ -445,15 +446,18 @@ def validate(
     jobs: int | None = None,
     timeout: float | None = None,
     memory_mb: int | None = None,
+    probes: dict[str, list[ProbeWorth]] | None = None,
 ) -> list[Outcome]:
     """Prove `problems`' checks: references pass, starters and mutants lose what they must
-    (`timeout` and `memory_mb` over the specs' limits, as `grade` takes them)."""
+    (`timeout` and `memory_mb` over the specs' limits, as `grade` takes them); with `probes`,
+    weigh each problem's probes there (`grader.economy`)."""
     from grader.validate import validate_problems
 
     catalog = course(course_path, full=True).catalog
     selected = catalog.select(list(problems))
     limits = LimitOverrides(problem_seconds=timeout, memory_mb=memory_mb)
-    return validate_problems(catalog, selected, make_backend(backend), seed, jobs or JOBS, limits)
+    backend_made = make_backend(backend)
+    return validate_problems(catalog, selected, backend_made, seed, jobs or JOBS, limits, probes)
 
 
 def saved_reports(folder: Path) -> list[SubmissionReport]:
@@ -695,6 +699,14 @@ def print_graded(graded: Graded, out_dir: Path, formats: Sequence[str] = ()) -> 
         errors.print("[red]A grader error occurred: see the reports' messages.[/red]")
         return 2
     return 0
+
+
+def weighed_probes(probes: dict[str, list[ProbeWorth]], table: bool = False) -> str:
+    """What `validate` found of the probes: with `table`, every probe's row (Markdown), else a
+    line for each probe that finds nothing the others do not."""
+    from grader.economy import markdown, redundant
+
+    return markdown(probes) if table else "\n".join(redundant(probes))
 
 
 def print_outcomes(outcomes: list[Outcome]) -> str:

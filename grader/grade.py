@@ -32,7 +32,7 @@ from grader.sandboxing.claims import wanted
 from grader.sandboxing.executor import PROTOCOL_VERSION
 from grader.sandboxing.locate import locate
 from grader.sandboxing.protocol import encode_job, problem_part, result_names
-from grader.sandboxing.results import ProblemExit, read_problem, read_worker_report
+from grader.sandboxing.results import ProblemExit, ProblemRun, read_problem, read_worker_report
 from grader.sandboxing.staging import Staged, display, stage_submission
 from grader.sandboxing.untrusted import InvalidOutput
 from grader.verdict.checks.scope import Sources
@@ -122,6 +122,9 @@ class Grader:
         self.slots = threading.BoundedSemaphore(1)
         self.environment = backend.describe()
         self.workdir = Path(tempfile.mkdtemp(prefix="grader-", dir=scratch_root()))
+        self.kept: dict[Path, dict[str, tuple[ProblemRun, Sources]]] | None = None
+        """Set to a dict to keep each submission's problem runs, as judged (`validate` weighs
+        the probes with them)."""
 
     def __enter__(self) -> Grader:
         return self
@@ -188,7 +191,7 @@ class Grader:
             sources = Sources(staged.sources)
             scopes = {p.spec.id: [f.path for f in sources.scope(p.spec.entry)] for p in attempted}
             run = self.run_worker(attempted, staged.path, scratch, slot, scopes)
-            reports = self.judge(attempted, run, scratch, sources)
+            reports = self.judge(attempted, run, scratch, sources, submission)
         problems = [reports.get(p.spec.id) or self.not_attempted(p, staged) for p in self.problems]
         notes = list(staged.notes)
         if run is not None and run.oom_killed:
@@ -222,10 +225,16 @@ class Grader:
             slot.release()  # judging this one overlaps the next one's run
 
     def judge(
-        self, attempted: list[Problem], run: WorkerRun, scratch: Path, sources: Sources
+        self,
+        attempted: list[Problem],
+        run: WorkerRun,
+        scratch: Path,
+        sources: Sources,
+        submission: Path | None = None,
     ) -> dict[str, ProblemReport]:
         """Each attempted problem's report from what the run left in `scratch`/out, its records
-        sealed for this run (named as `scratch` is) and no other."""
+        sealed for this run (named as `scratch` is) and no other; the runs kept in `kept` under
+        `submission` when both are set."""
         out = scratch / "out"
         if run.fault is not None:
             return {p.spec.id: self.fault(p, f"sandbox failure: {run.fault}") for p in attempted}
@@ -267,6 +276,8 @@ class Grader:
             reports[problem.spec.id] = judge_problem(
                 self.prepared[problem.spec.id], problem_run, sources
             )
+        if self.kept is not None and submission is not None:
+            self.kept[submission] = {pid: (r, sources) for pid, r in runs.items()}
         return reports
 
     def grade_many(

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.courses.catalog import Catalog, Problem
+from grader.economy import Economy, Graded, ProbeWorth
 from grader.grade import Grader
-from grader.reports.models import CheckStatus, ProblemStatus, SubmissionReport
+from grader.reports.models import CheckReport, CheckStatus, ProblemStatus, SubmissionReport
 from grader.reports.text import fraction
 from grader.sandboxing.backends.base import Backend, LimitOverrides
 from grader.specs.problem import SpecError, Visibility
@@ -73,7 +74,13 @@ def mutants_of(problem: Problem) -> list[Mutant]:
 
 def judge_mutant(problem: Problem, mutant: Mutant, report: SubmissionReport) -> list[str]:
     """What the mutant failed to show: a declared check it passed, a diagnosis not made."""
-    checks = {c.name: c for c in report.problem(problem.spec.id).checks}
+    return mutant_misses(mutant, report.problem(problem.spec.id).checks)
+
+
+def mutant_misses(mutant: Mutant, reports: list[CheckReport]) -> list[str]:
+    """What the mutant's problem's check reports fail to show: a declared check it passed, a
+    diagnosis not made."""
+    checks = {c.name: c for c in reports}
     misses = []
     for name in mutant.fails:
         check = checks.get(name)
@@ -126,6 +133,25 @@ def judge_entry(
     return "; ".join(misses)
 
 
+def weigh(
+    grader: Grader,
+    entries: list[tuple[Problem, str, str, Path, Mutant | None]],
+    folders: list[Path],
+) -> dict[str, list[ProbeWorth]]:
+    """Each problem's probes weighed on its references, accepted solutions and mutants, as
+    `grader` graded them (their runs kept)."""
+    kept = grader.kept or {}
+    graded: dict[str, list[Graded]] = {}
+    for (problem, kind, name, _, mutant), folder in zip(entries, folders, strict=True):
+        runs = kept.get(folder, {})
+        if kind != "starter" and problem.spec.id in runs:
+            run, sources = runs[problem.spec.id]
+            graded.setdefault(problem.spec.id, []).append(
+                Graded(f"{kind} {name}", run, sources, mutant)
+            )
+    return {pid: Economy(grader.prepared[pid], items).weigh() for pid, items in graded.items()}
+
+
 def complete_submission(catalog: Catalog, folder: Path) -> None:
     """Every problem's reference under its entry name: a complete correct submission."""
     folder.mkdir(parents=True)
@@ -140,9 +166,11 @@ def validate_problems(
     seed: int,
     jobs: int,
     limits: LimitOverrides | None = None,
+    probes: dict[str, list[ProbeWorth]] | None = None,
 ) -> list[Outcome]:
     """Grade every reference, accepted solution, starter and mutant of `problems`, each in a
-    complete submission."""
+    complete submission; with `probes`, weigh each problem's probes on them there
+    (`grader.economy`)."""
     entries: list[tuple[Problem, str, str, Path, Mutant | None]] = []
     for problem in problems:
         entries += [
@@ -162,7 +190,10 @@ def validate_problems(
             shutil.copyfile(source, folder / problem.spec.entry)
             folders.append(folder)
         with Grader(catalog, list(catalog.problems.values()), backend, seed, limits) as grader:
+            grader.kept = {} if probes is not None else None
             reports = grader.grade_many(folders, jobs)
+            if probes is not None:
+                probes.update(weigh(grader, entries, folders))
     finally:
         shutil.rmtree(root, ignore_errors=True)
     outcomes = []

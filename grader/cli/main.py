@@ -179,12 +179,17 @@ def report(directories: tuple[Path, ...], course: Path | None, **options: Any) -
 @option("--seed", type=int, default=0, show_default=True)
 @jobs_option
 @limit_options
+@option("--probes", "table", is_flag=True, help="Also print what each probe finds (Markdown).")
 @course_option
-def validate(course: Path | None, **options: Any) -> None:
+def validate(course: Path | None, table: bool, **options: Any) -> None:
     """Prove the checks: references and accepted solutions score full marks, starters and
-    mutants lose their declared points."""
-    outcomes = api.validate(course, **options)
+    mutants lose their declared points. Says which probes find nothing the others do not."""
+    probes: dict[str, Any] = {}
+    outcomes = api.validate(course, probes=probes, **options)
     echo(api.print_outcomes(outcomes))
+    weighed = api.weighed_probes(probes, table)
+    if weighed:
+        echo(weighed, wrap=False)
     sys.exit(0 if all(o.ok for o in outcomes) else 1)
 
 

@@ -77,6 +77,14 @@ class Plan:
         self._by_content: dict[str, str] = {}
         self.used: set[str] = set()  # the configs whose inputs or weights a probe asked for
 
+    def copy(self) -> Plan:
+        """A plan with the same probes and tensors, to which more may be added apart."""
+        other = Plan.__new__(Plan)
+        vars(other).update(vars(self))
+        other.tensors, other.probes = dict(self.tensors), dict(self.probes)
+        other._by_content, other.used = dict(self._by_content), set(self.used)
+        return other
+
     # -- tensors
 
     def tensor(self, label: str, shape: list[int], scale: float = 1.0) -> str:
