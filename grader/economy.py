@@ -133,12 +133,12 @@ class Economy:
         users = [i for i, asked in self.asked.items() if probe in asked]
         fixed = [self.prepared.checks[i].spec.name for i in users if i not in self.full]
         if fixed:
-            return f"{fixed[0]} asks for it whatever its configs"
+            return f"asked for by {fixed[0]!r} whatever its configs"
         reduced = dict(configs)
         for i in users:
             kept = tuple(c for c in configs[i] if probe not in self.unit[(i, c)])
             if not kept:
-                return f"the last config of {self.prepared.checks[i].spec.name}"
+                return f"the last config of {self.prepared.checks[i].spec.name!r}"
             reduced[i] = kept
         return reduced
 

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 ruff check .
 ruff format --check .
 mypy grader sandbox tests benchmarks
-grader validate --jobs 2
+grader validate --jobs 2 --strict-probes
 if docker info >/dev/null 2>&1; then
     export GRADER_DOCKER_TESTS=1
 fi

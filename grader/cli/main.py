@@ -180,17 +180,19 @@ def report(directories: tuple[Path, ...], course: Path | None, **options: Any) -
 @jobs_option
 @limit_options
 @option("--probes", "table", is_flag=True, help="Also print what each probe finds (Markdown).")
+@option("--strict-probes", is_flag=True, help="Fail when a probe finds nothing the others do not.")
 @course_option
-def validate(course: Path | None, table: bool, **options: Any) -> None:
+def validate(course: Path | None, table: bool, strict_probes: bool, **options: Any) -> None:
     """Prove the checks: references and accepted solutions score full marks, starters and
     mutants lose their declared points. Says which probes find nothing the others do not."""
     probes: dict[str, Any] = {}
     outcomes = api.validate(course, probes=probes, **options)
     echo(api.print_outcomes(outcomes))
-    weighed = api.weighed_probes(probes, table)
-    if weighed:
-        echo(weighed, wrap=False)
-    sys.exit(0 if all(o.ok for o in outcomes) else 1)
+    idle = api.weighed_probes(probes)
+    if table or idle:
+        echo(api.weighed_probes(probes, table), wrap=False)
+    failed = not all(o.ok for o in outcomes) or (strict_probes and bool(idle))
+    sys.exit(1 if failed else 0)
 
 
 @cli.command(epilog=example("grader new attn_scale --course my-course --module"))
