@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from grader.reports.models import CheckReport, CheckStatus
 from grader.sandboxing.results import ProblemRun
@@ -25,9 +25,6 @@ from grader.verdict.checks.base import ConfigParams
 from grader.verdict.checks.scope import Sources
 from grader.verdict.judge import check_report, judge_checks
 from grader.verdict.prepare import Prepared
-
-if TYPE_CHECKING:
-    from grader.validate import Mutant
 
 PROBE_ID = re.compile(r"p[0-9]+")
 """How a plan names its probes (`Plan.probe`)."""
@@ -38,13 +35,14 @@ Configs = dict[int, tuple[str, ...]]
 
 @dataclass
 class Graded:
-    """One entry validate graded for a problem: its run, its files, its declared verdict (None:
-    a reference or accepted solution, which must pass every check)."""
+    """One entry validate graded for a problem: its run, its files, and what its check reports
+    fail to show of its declared verdict (None: a reference or accepted solution, which must
+    pass every check)."""
 
     name: str
     run: ProblemRun
     sources: Sources
-    mutant: Mutant | None
+    misses: Callable[[list[CheckReport]], list[str]] | None
 
 
 @dataclass
@@ -115,15 +113,13 @@ class Economy:
 
     def wrong(self, configs: Configs) -> set[str]:
         """The entries whose declared verdict does not hold with these configs."""
-        from grader.validate import mutant_misses
-
         wrong = set()
         for entry, graded in enumerate(self.graded):
             reports = [self.verdict(entry, i, configs) for i in range(len(self.asked))]
-            if graded.mutant is None:
+            if graded.misses is None:
                 failed = any(r.status is not CheckStatus.passed for r in reports)
             else:
-                failed = bool(mutant_misses(graded.mutant, reports))
+                failed = bool(graded.misses(reports))
             if failed:
                 wrong.add(graded.name)
         return wrong

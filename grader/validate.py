@@ -20,6 +20,7 @@ import shutil
 import tempfile
 from collections.abc import Collection
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from grader.courses.catalog import Catalog, Problem
@@ -146,8 +147,9 @@ def weigh(
         runs = kept.get(folder, {})
         if kind != "starter" and problem.spec.id in runs:
             run, sources = runs[problem.spec.id]
+            misses = None if mutant is None else partial(mutant_misses, mutant)
             graded.setdefault(problem.spec.id, []).append(
-                Graded(f"{kind} {name}", run, sources, mutant)
+                Graded(f"{kind} {name}", run, sources, misses)
             )
     return {pid: Economy(grader.prepared[pid], items).weigh() for pid, items in graded.items()}
 

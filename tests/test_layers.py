@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("grader.reports",),
     ("grader.verdict",),
     ("grader.courses",),  # the catalog: specs bound to their checks
-    ("grader.grade", "grader.resume", "grader.selfcheck", "grader.validate"),
+    ("grader.grade", "grader.resume", "grader.selfcheck", "grader.validate", "grader.economy"),
     ("grader.platforms",),
     ("grader.similarity",),  # a class compared: reads its batch as grade does
     ("grader.outputs",),

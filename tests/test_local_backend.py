@@ -660,11 +660,11 @@ def test_records_sealed_for_one_submission_are_refused_for_another(
     (replayer / "split_heads.py").write_text(REPLAY.format(harvest=str(harvest)))
     judge = Grader.judge
 
-    def harvesting(grader: Grader, attempted: Any, run: Any, scratch: Path, sources: Any) -> Any:
+    def harvesting(grader: Grader, attempted: Any, run: Any, scratch: Path, *more: Any) -> Any:
         if not (harvest / RESULTS_FILE).exists():
             for name in ("import.json", RESULTS_FILE):
                 shutil.copyfile(scratch / "out" / "split_heads" / name, harvest / name)
-        return judge(grader, attempted, run, scratch, sources)
+        return judge(grader, attempted, run, scratch, *more)
 
     monkeypatch.setattr(Grader, "judge", harvesting)
     with Grader(catalog, [catalog.problems["split_heads"]], LocalBackend(), 0) as grader:
