@@ -12,7 +12,7 @@ import time
 import traceback
 import uuid
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -20,6 +20,7 @@ from grader import __version__
 from grader.courses.catalog import Catalog, Problem
 from grader.names import as_text, submission_name
 from grader.reports.models import ProblemReport, ProblemStatus, RunInfo, Student, SubmissionReport
+from grader.sandboxing import signals
 from grader.sandboxing.backends.base import (
     Backend,
     BackendName,
@@ -303,11 +304,16 @@ class Grader:
         try:
             for s in submissions:
                 futures[pool.submit(self.grade, s, None, students.get(s))] = s
-            for future in as_completed(futures):
-                report = future.result()
-                results[futures[future]] = report
-                if on_done is not None:
-                    on_done(report)
+            order = {future: index for index, future in enumerate(futures)}
+            pending = set(futures)
+            while pending:
+                done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+                signals.raise_if_stopped()
+                for future in sorted(done, key=order.__getitem__):
+                    report = future.result()
+                    results[futures[future]] = report
+                    if on_done is not None:
+                        on_done(report)
         except BaseException:
             self.stop.set()
             pool.shutdown(wait=False, cancel_futures=True)

@@ -57,6 +57,16 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
     raise SystemExit(_status)
 
 
+def raise_if_stopped() -> None:
+    """Raise again the first signal's exception, should it have been lost: the handler runs
+    wherever the main thread is, and one raised within a finaliser (`__del__`, a weakref's
+    callback) is printed and dropped, leaving the main thread waiting on a batch of long runs."""
+    if _status == 128 + signal.SIGINT:
+        raise KeyboardInterrupt
+    if _status is not None:
+        raise SystemExit(_status)
+
+
 def _watch(read: int) -> None:
     os.read(read, 1)  # the first signal
     select.select([read], [], [], STOP_SECONDS)  # a second one, or the time
