@@ -112,7 +112,7 @@ def end_descendants() -> int:
 
 def remove_ipc() -> int:
     """Remove every System V shared memory segment, semaphore set and message queue."""
-    libc = ctypes.CDLL(None, use_errno=True)
+    libc = c_library()
     removed = 0
     for kind, remove in (("shm", libc.shmctl), ("sem", libc.semctl), ("msg", libc.msgctl)):
         with open(f"/proc/sysvipc/{kind}") as table:
@@ -199,7 +199,7 @@ def deny_exec() -> bool:
 def protect_worker() -> None:
     """Make this process undumpable, so that no child can open its /proc files (its memory, the
     result pipe among its descriptors) or ptrace it, and the reaper of every orphan below it."""
-    libc = ctypes.CDLL(None, use_errno=True)
+    libc = c_library()
     for option, value in ((PR_SET_DUMPABLE, 0), (PR_SET_CHILD_SUBREAPER, 1)):
         if libc.prctl(option, value, 0, 0, 0) != 0:
             raise OSError(ctypes.get_errno(), f"prctl({option}, {value}) failed")
@@ -228,7 +228,7 @@ def io_priority(value: int | None = None) -> int | None:
     numbers = IOPRIO_SYSCALLS.get(platform.machine())
     if numbers is None:
         return None
-    libc = ctypes.CDLL(None, use_errno=True)
+    libc = c_library()
     if value is not None:
         libc.syscall(numbers[0], IOPRIO_WHO_PROCESS, 0, value)
         return value
@@ -276,7 +276,11 @@ def first_to_kill() -> None:
     """Make this process the first the kernel kills when its memory cgroup (a container's, or a
     local worker's) runs out, before the worker that serves the other problems."""
     with contextlib.suppress(OSError):
-        Path("/proc/self/oom_score_adj").write_text("1000")
+        fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
+        try:
+            os.write(fd, b"1000")
+        finally:
+            os.close(fd)
 
 
 BASELINE: State = {}
