@@ -79,6 +79,7 @@ class Economy:
             self.unit.update(units)
         self.asked = {i: held_probes(check) for i, check in enumerate(checks)}
         self._verdicts: dict[tuple[int, int, tuple[str, ...]], CheckReport] = {}
+        self._checks: dict[tuple[int, tuple[str, ...]], Check] = {}
 
     def check_on(self, index: int, configs: tuple[str, ...]) -> Check:
         """The problem's check `index` probing `configs` only, prepared on a copy of the
@@ -102,7 +103,9 @@ class Economy:
         if key not in self._verdicts:
             graded = self.graded[entry]
             same = index not in self.full or probed == self.full[index]
-            check = self.prepared.checks[index] if same else self.check_on(index, probed)
+            if not same and (index, probed) not in self._checks:
+                self._checks[(index, probed)] = self.check_on(index, probed)
+            check = self.prepared.checks[index] if same else self._checks[(index, probed)]
             prepared = self.prepared
             ctx = Context(
                 prepared.problem.spec, prepared.plan, graded.run, prepared.reference, graded.sources

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import gc
 import os
 import shutil
 import signal
@@ -294,7 +295,23 @@ class Grader:
         An exception here (Ctrl-C, SIGTERM), even while the submissions are handed out, stops
         the batch: no submission starts, and running workers end their runs without waiting on
         the engine (their containers' removal under way) before it propagates, within
-        `STOPPING_SECONDS`; closing the backend removes whatever is left."""
+        `STOPPING_SECONDS`; closing the backend removes whatever is left. What lives at the
+        start (torch, the plans, the references) is kept out of the garbage collector's passes
+        until the end: judging makes the collector pass over its objects alone."""
+        gc.collect()
+        gc.freeze()
+        try:
+            return self._grade_many(submissions, jobs, on_done, students)
+        finally:
+            gc.unfreeze()
+
+    def _grade_many(
+        self,
+        submissions: list[Path],
+        jobs: int,
+        on_done: Callable[[SubmissionReport], None] | None,
+        students: Mapping[Path, Student] | None,
+    ) -> list[SubmissionReport]:
         results: dict[Path, SubmissionReport] = {}
         students = students or {}
         self.stop.clear()

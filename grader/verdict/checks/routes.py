@@ -307,10 +307,12 @@ class RouteFinder:
         # A forbidden name the candidate defines (a helper method called
         # `scaled_dot_product_attention`) is their own unless it resolves to torch's.
         self.own = defined & forbidden
-        self.star = any(
-            isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)
-            for n in file.nodes
-        )
+        if "star" not in file.memo:
+            file.memo["star"] = any(
+                isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)
+                for n in file.nodes
+            )
+        self.star = bool(file.memo["star"])
         self.routes: set[Route] = set()
         self.paths: dict[int, str | None] = {}  # of the links of the chains met, by id
 
@@ -334,10 +336,7 @@ class RouteFinder:
         return any(name in text for name in self.forbidden)
 
     def run(self) -> list[Route]:
-        unreached = main_block_nodes(self.file)
-        for node in self.file.nodes:
-            if id(node) in unreached:
-                continue
+        for node in reached_nodes(self.file):
             if isinstance(node, ast.Import | ast.ImportFrom):
                 self.visit_import(node)
             elif isinstance(node, ast.Attribute):
@@ -348,11 +347,12 @@ class RouteFinder:
                 self.visit_call(node)
             elif isinstance(node, ast.Subscript):
                 self.visit_subscript(node)
-            self.visit_hook(node)
+        self.routes.update(hook_routes(self.file))
         return sorted(self.routes)
 
     def visit_hook(self, node: ast.AST) -> None:
-        """A name of `HOOKS` however written: defined, read, passed by keyword or as a string."""
+        """A name of `HOOKS` however written: defined, read, passed by keyword or as a string
+        (whatever the question: `hook_routes` finds them once per file)."""
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             name = node.name
         elif isinstance(node, ast.keyword):
@@ -584,6 +584,25 @@ def loop_literals(name: ast.Name, parents: dict[int, ast.AST]) -> list[str] | No
                 strings = [t for t in texts if isinstance(t, str)]
                 return strings if items and len(strings) == len(items) else None
     return None
+
+
+def reached_nodes(file: SourceFile) -> list[ast.AST]:
+    """The file's nodes less those of `main_block_nodes`, found once per file."""
+    if "reached" not in file.memo:
+        unreached = main_block_nodes(file)
+        file.memo["reached"] = [n for n in file.nodes if id(n) not in unreached]
+    return cast(list[ast.AST], file.memo["reached"])
+
+
+def hook_routes(file: SourceFile) -> frozenset[Route]:
+    """The routes of `RouteFinder.visit_hook` in the nodes the file reaches: they name no
+    forbidden name, so each file's are found once whatever the question."""
+    if "hooks" not in file.memo:
+        finder = RouteFinder(file, set(), set())
+        for node in reached_nodes(file):
+            finder.visit_hook(node)
+        file.memo["hooks"] = frozenset(finder.routes)
+    return cast(frozenset[Route], file.memo["hooks"])
 
 
 def main_block_nodes(file: SourceFile) -> set[int]:
