@@ -151,12 +151,20 @@ def instrument(clock: Clock, totals: dict[str, dict[str, float]]) -> None:
 
 
 def run_worker(out: str) -> int:
-    """The worker, its children's phases timed; their totals written to `out` at its end."""
-    from sandbox.worker import main
+    """The worker, its children's phases timed; their totals written to `out` at its end. It
+    warms up as a warm worker does, its heap then on huge pages (`collapse_heap`), which a
+    worker of one submission leaves out."""
+    import sandbox.worker as worker
+    from sandbox.serve import collapse_heap, warm_up
 
+    def warm_as_a_server() -> None:
+        warm_up()
+        collapse_heap()
+
+    vars(worker)["warm_up"] = warm_as_a_server
     totals: dict[str, dict[str, float]] = {}
     instrument(Clock(), totals)
-    code = main()
+    code = worker.main()
     path = Path(out) / f"phases-{os.getpid()}-{time.monotonic_ns()}.json"
     path.write_text(json.dumps(totals))
     return code

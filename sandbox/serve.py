@@ -154,11 +154,10 @@ def serve_one(
 
 
 def warm_up() -> None:
-    """Run once, in the server, what every problem's child would otherwise pay for the first
+    """Run once, in the worker, what every problem's child would otherwise pay for the first
     time after its fork (lazy imports, kernels' first dispatch): attention, masks, linear
     layers, backward, safetensors. Then freeze the heap, so the children's garbage collector
-    leaves the shared pages alone, and back it with huge pages. Only this file's code and the
-    libraries run here."""
+    leaves the shared pages alone. Only this file's code and the libraries run here."""
     x = torch.randn(2, 5, 16, requires_grad=True)
     attention = nn.MultiheadAttention(16, 2, batch_first=True)
     out, _ = attention(x, x, x)
@@ -174,15 +173,15 @@ def warm_up() -> None:
     if len(os.listdir("/proc/self/task")) != 1:
         raise RuntimeError("warming up started a thread: forking would not be safe")
     gc.freeze()
-    collapse_heap()
 
 
 def collapse_heap() -> int:
     """Back this process's private writable memory (torch's and Python's heap) with huge pages
     where the kernel can (`MADV_COLLAPSE`, Linux 6.1): a fork then copies, and an exit frees, a
     page table entry per 2 MiB rather than per 4 KiB (a fifth of a problem's child's time on a
-    2-core VM). Returns the bytes collapsed; 0 where the kernel cannot, which changes nothing
-    else."""
+    2-core VM). It takes 0.3 s of CPU, which a server's submissions repay; a worker of one
+    submission saves less than that (80 ms), and does not. Returns the bytes collapsed; 0
+    where the kernel cannot, which changes nothing else."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
     collapsed = 0
@@ -204,6 +203,7 @@ def serve(from_host: int, channel: int, out: Path, count: int) -> int:
     if os.getpid() != 1:
         raise SystemExit("--serve runs only as PID 1 of a container: it kills every other process")
     warm_up()
+    collapse_heap()
     send_frame(channel, b"R", json.dumps(worker_report()).encode())
     for _ in range(count):
         submission = read_submission(from_host)
