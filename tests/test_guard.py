@@ -241,3 +241,27 @@ def test_a_problem_starts_from_the_workers_state_whatever_was_changed_in_it() ->
         assert changed[key] != baseline[key] and reset[key] == baseline[key], key
     if len(baseline["affinity"]) > 1:
         assert changed["affinity"] != baseline["affinity"] == reset["affinity"]
+
+
+UNLISTED = """
+import importlib, sys
+from sandbox.guard import GUARD, before_forks, unlisted
+
+GUARD.install()
+before_forks()  # the worker's pass: the sandbox's modules leave sys.modules
+first = sorted(n for n in sys.modules if n.startswith("sandbox"))
+unlisted()  # a problem's child, nothing added since
+second = sorted(n for n in sys.modules if n.startswith("sandbox"))
+importlib.import_module("sandbox.counter")  # one of the sandbox's imported after the pass
+unlisted()
+print(first, second, sorted(n for n in sys.modules if n.startswith("sandbox")))
+"""
+
+
+def test_a_module_of_the_sandbox_imported_after_the_workers_pass_leaves_sys_modules() -> None:
+    """A problem's child skips the pass over `sys.modules` when nothing was added since the
+    worker's, and makes it when something was: a module of the sandbox imported since leaves."""
+    done = subprocess.run(
+        [sys.executable, "-c", UNLISTED], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split("\n")[0] == "[] [] []"
