@@ -151,8 +151,8 @@ def latency(backend: Backend, submission: Path, seed: int, warm: bool) -> float:
 
 def phase_breakdown(count: int, seed: int) -> list[tuple[str, float]]:
     """Seconds per complete submission of each phase, graded `count` times one at a time on
-    the local backend (after one to warm up): the children's phases, the host's judging, the
-    rest of the host's work."""
+    the local backend (after one to warm up), as `grader grade` grades a batch: the children's
+    phases, the host's judging, the rest of the host's work."""
     catalog = Catalog()
     with tempfile.TemporaryDirectory(prefix="grader-phases-") as tmp:
         folder = Path(tmp)
@@ -174,9 +174,11 @@ def phase_breakdown(count: int, seed: int) -> list[tuple[str, float]]:
                 for path in folder.glob("phases-*.json"):
                     path.unlink()
                 vars(g)["judge"] = timed_judge
+                copies = [folder / "copies" / str(i) for i in range(count)]
+                for copy in copies:
+                    shutil.copytree(EXAMPLES / "complete", copy)
                 start = time.perf_counter()
-                for _ in range(count):
-                    report = g.grade(EXAMPLES / "complete")
+                for report in g.grade_many(copies, 1):
                     if report.total != report.max_total:
                         raise click.ClickException(f"the complete example scored {report.total}")
                 wall = time.perf_counter() - start

@@ -17,4 +17,4 @@ grader validate --jobs 2 --strict-probes --backend "$backend"
 if command -v chromium >/dev/null; then
     export GRADER_BROWSER_TESTS=1
 fi
-pytest -q --durations=15
+pytest -q -n 2 --dist loadgroup --durations=15  # two at a time: tests/conftest.py groups them

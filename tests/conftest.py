@@ -102,3 +102,18 @@ def installed(
 def candidate(tmp_path_factory: pytest.TempPathFactory, wheel: Path) -> Installed:
     """A candidate's install: the grader alone."""
     return install(tmp_path_factory, [wheel])
+
+
+WHEEL_FIXTURES = {"wheel", "course_wheel", "installed", "candidate"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (`-n 2 --dist loadgroup`, the test command's), the Docker tests run
+    one after another on one worker (each checks that no grader container is left), and the
+    tests of the built wheels on one worker, which builds and installs them once."""
+    for item in items:
+        if item.get_closest_marker("docker"):
+            item.add_marker(pytest.mark.xdist_group("docker"))
+        elif WHEEL_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.xdist_group("wheels"))

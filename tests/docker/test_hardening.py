@@ -206,9 +206,12 @@ signals.take()
 run = Run()
 create = lambda: client().containers.create(sys.argv[1], ["sleep", "600"], labels=run.labels)
 run.call(create, threading.Event())
-print("ready", flush=True)
+ready = False
 while True:  # a main thread that swallows what the signal raises: the grader hung
     try:
+        if not ready:  # said from within: a signal that came before would end the script
+            ready = True
+            print("ready", flush=True)
         time.sleep(60)
     except BaseException:
         pass
