@@ -180,7 +180,7 @@ def collapse_heap() -> int:
     where the kernel can (`MADV_COLLAPSE`, Linux 6.1): a fork then copies, and an exit frees, a
     page table entry per 2 MiB rather than per 4 KiB (a fifth of a problem's child's time on a
     2-core VM). It takes 0.3 s of CPU, which a server's submissions repay; a worker of one
-    submission saves less than that (80 ms), and does not. Returns the bytes collapsed; 0
+    submission saves less than that (70 ms), and does not. Returns the bytes collapsed; 0
     where the kernel cannot, which changes nothing else."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
