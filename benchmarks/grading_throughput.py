@@ -32,7 +32,6 @@ falls on every design alike.
 
 from __future__ import annotations
 
-import gc
 import os
 import shutil
 import subprocess
@@ -47,7 +46,7 @@ import click
 import phases
 
 from grader.courses.catalog import Catalog
-from grader.grade import Grader
+from grader.grade import Grader, long_lived
 from grader.reports.models import SubmissionReport
 from grader.sandboxing.backends import local
 from grader.sandboxing.backends.base import Backend, batch_limits
@@ -176,15 +175,14 @@ def phase_breakdown(count: int, seed: int) -> list[tuple[str, float]]:
                 for path in folder.glob("phases-*.json"):
                     path.unlink()
                 vars(g)["judge"] = timed_judge
-                gc.collect()
-                gc.freeze()  # as `grade_many` does for a batch, without its overlap
-                start = time.perf_counter()
-                for _ in range(count):
-                    report = g.grade(EXAMPLES / "complete")
-                    if report.total != report.max_total:
-                        raise click.ClickException(f"the complete example scored {report.total}")
-                wall = time.perf_counter() - start
-                gc.unfreeze()
+                with long_lived():  # as `grade_many` grades a batch, without its overlap
+                    start = time.perf_counter()
+                    for _ in range(count):
+                        report = g.grade(EXAMPLES / "complete")
+                        if report.total != report.max_total:
+                            scored = f"the complete example scored {report.total}"
+                            raise click.ClickException(scored)
+                    wall = time.perf_counter() - start
         finally:
             vars(local)["WORKER_FILE"] = WORKER_FILE
         workers = phases.read(folder)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import gc
 import os
@@ -12,7 +13,7 @@ import threading
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from datetime import datetime, timezone
 from pathlib import Path
@@ -298,12 +299,8 @@ class Grader:
         `STOPPING_SECONDS`; closing the backend removes whatever is left. What lives at the
         start (torch, the plans, the references) is kept out of the garbage collector's passes
         until the end: judging makes the collector pass over its objects alone."""
-        gc.collect()
-        gc.freeze()
-        try:
+        with long_lived():
             return self._grade_many(submissions, jobs, on_done, students)
-        finally:
-            gc.unfreeze()
 
     def _grade_many(
         self,
@@ -389,6 +386,18 @@ class Slot:
         slots, self._slots = self._slots, None
         if slots is not None:
             slots.release()
+
+
+@contextlib.contextmanager
+def long_lived() -> Iterator[None]:
+    """Keep what lives now out of the garbage collector's passes until the end of the block
+    (its garbage collected first): a batch's collections then pass over its own objects only."""
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def file_system_limit(exc: Exception) -> str | None:
